@@ -1,0 +1,51 @@
+# streaming_dq — the two commands: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+PY      = $(VENV)/bin/python
+STAMP   = $(VENV)/.installed
+
+.PHONY: demo test install lint typecheck promtool prometheus-bin bench bench-quick clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+# Debian's prometheus package ships both the server and promtool; the end-to-end tests need both.
+prometheus-bin:
+	@command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || \
+	  { (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null; }
+	@-systemctl stop prometheus >/dev/null 2>&1 || true
+
+demo: $(STAMP)
+	$(VENV)/bin/streaming-dq demo
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+promtool: prometheus-bin
+	@if [ -f deploy/prometheus/alerts_test.yml ]; then \
+	  promtool check config deploy/prometheus/prometheus.yml && \
+	  promtool check rules deploy/prometheus/alerts.yml && \
+	  cd deploy/prometheus && promtool test rules alerts_test.yml; fi
+
+# pytest exits 5 when it collects no test: that is a failure here, not a pass.
+test: $(STAMP) prometheus-bin lint typecheck promtool
+	$(PY) -m pytest -q -p no:cacheprovider tests; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
+
+bench: $(STAMP)
+	$(PY) -m benchmarks.run
+
+bench-quick: $(STAMP)
+	$(PY) -m benchmarks.run --quick
+
+clean:
+	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Contracts every check, result and consumer builds on."""

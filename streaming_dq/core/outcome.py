@@ -1,0 +1,90 @@
+"""What the gate decided for one micro-batch, as plain values.
+
+These frozen records are the contract between the sink (which produces them after its commits) and the
+consumers that never touch Spark: the Prometheus exporter, the console progress lines and the CLI summary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+CheckKind = Literal["row", "aggregate", "window"]
+CheckStatus = Literal["passed", "failed", "skipped", "provisional"]
+BatchStatus = Literal["committed", "skipped_replay"]
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """One check's verdict in one batch (or one window, for window-scoped checks).
+
+    Attributes:
+        check_id: The check's id (bounded by config, so usable as a label).
+        check_type: The registered check name, e.g. ``null-check``.
+        kind: ``row``, ``aggregate`` or ``window``.
+        severity: Effective severity after profile overrides (``critical``/``warning``).
+        status: ``passed``, ``failed``, ``skipped`` (disabled by a profile) or ``provisional`` (open window).
+        violations: Rows that violated a row check in this batch (None for aggregates).
+        raw_value: The aggregate's metric before the profile multiplier (None for row checks).
+        adjusted_value: ``raw_value * multiplier``: the value compared with the threshold.
+        multiplier: The product of the active profiles' multipliers for this check.
+        profiles: Names of the profiles whose rules applied to this check.
+        regime: Names of all profiles active for the rows this verdict covers (empty: no profile).
+    """
+
+    check_id: str
+    check_type: str
+    kind: CheckKind
+    severity: str
+    status: CheckStatus
+    violations: int | None = None
+    raw_value: float | None = None
+    adjusted_value: float | None = None
+    multiplier: float = 1.0
+    profiles: tuple[str, ...] = ()
+    regime: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WindowOutcome:
+    """The verdict of a window-scoped check over one closed (or still open) event-time window."""
+
+    check_id: str
+    check_type: str
+    window: str
+    window_start: datetime
+    window_end: datetime
+    severity: str
+    status: CheckStatus
+    raw_value: float | None
+    adjusted_value: float | None
+    multiplier: float = 1.0
+    profiles: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    """Everything the gate did with one micro-batch.
+
+    ``status == "skipped_replay"`` means every target had already committed this batch id for this app id:
+    nothing was written and nothing must be counted again.
+    """
+
+    gate: str
+    batch_id: int
+    status: BatchStatus
+    rows_in: int = 0
+    rows_passed: int = 0
+    rows_quarantined: int = 0
+    rows_warned: int = 0
+    rows_malformed: int = 0
+    rows_late: int = 0
+    rows_null_event_time: int = 0
+    duration_seconds: float = 0.0
+    committed_at: float = 0.0
+    min_event_time: datetime | None = None
+    max_event_time: datetime | None = None
+    active_profiles: tuple[str, ...] = ()
+    checks: tuple[CheckOutcome, ...] = field(default_factory=tuple)
+    windows: tuple[WindowOutcome, ...] = field(default_factory=tuple)

@@ -1,0 +1,40 @@
+"""Check severities and their normalisation."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from streaming_dq.exceptions import InvalidSeverityLevelError
+
+
+class Severity(str, Enum):
+    """How a failed check is treated: ``CRITICAL`` (default) fails rows, ``WARNING`` only warns."""
+
+    CRITICAL = "critical"
+    WARNING = "warning"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def normalize_severity(value: Severity | str) -> Severity:
+    """Return the :class:`Severity` for an enum member or a case-insensitive name.
+
+    Raises:
+        InvalidSeverityLevelError: ``value`` is neither ``critical`` nor ``warning``.
+
+    Example:
+        >>> normalize_severity("Warning")
+        <Severity.WARNING: 'warning'>
+    """
+    if isinstance(value, Severity):
+        return value
+    if isinstance(value, str):
+        try:
+            return Severity(value.strip().lower())
+        except ValueError:
+            pass
+    raise InvalidSeverityLevelError(
+        f"invalid severity {value!r}: expected one of {', '.join(s.value for s in Severity)}",
+        field_path="severity",
+    )

@@ -1,0 +1,111 @@
+"""The one error hierarchy of streaming_dq.
+
+Every error the library raises on purpose derives from :class:`StreamingDQError` and also from the builtin it
+refines, so ``except ValueError`` keeps working for callers that do not know this package. Errors carry the
+data needed to act on them as attributes, not only in the message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+class StreamingDQError(Exception):
+    """Base class of every error raised by streaming_dq."""
+
+
+class ConfigError(StreamingDQError, ValueError):
+    """A configuration is invalid.
+
+    Attributes:
+        source: The file (or other origin) the config came from, when known.
+        field_path: The dotted/indexed path of the offending field, e.g. ``checks[2].min-value``.
+        reason: What is wrong, in plain words.
+    """
+
+    def __init__(self, reason: str, *, source: str | None = None, field_path: str | None = None) -> None:
+        self.reason = reason
+        self.source = source
+        self.field_path = field_path
+        where = ": ".join(p for p in (source, field_path) if p)
+        super().__init__(f"{where}: {reason}" if where else reason)
+
+
+class InvalidSeverityLevelError(ConfigError):
+    """A severity is neither ``critical`` nor ``warning``."""
+
+
+class MissingCheckTypeError(ConfigError):
+    """A check config has no ``check`` key naming its type."""
+
+
+class UnknownCheckTypeError(ConfigError):
+    """A check config names a check type that is not registered."""
+
+
+class DuplicateCheckIdError(ConfigError):
+    """Two checks of one CheckSet share a ``check-id``."""
+
+    def __init__(self, check_id: str) -> None:
+        self.check_id = check_id
+        super().__init__(f"duplicate check-id {check_id!r}: check ids must be unique within a CheckSet")
+
+
+class MissingReferenceDatasetError(StreamingDQError, KeyError):
+    """An integrity check asked for a reference dataset that was not supplied."""
+
+    def __init__(self, name: str, available: Sequence[str] = ()) -> None:
+        self.name = name
+        self.available = tuple(available)
+        super().__init__(
+            f"reference dataset {name!r} was not supplied (available: {', '.join(self.available) or 'none'})"
+        )
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0])
+
+
+class CheckEvaluationError(StreamingDQError, RuntimeError):
+    """A check could not be evaluated (e.g. it references a column the data does not have)."""
+
+    def __init__(self, check_id: str, reason: str) -> None:
+        self.check_id = check_id
+        self.reason = reason
+        super().__init__(f"check {check_id!r}: {reason}")
+
+
+class CriticalCheckFailedError(StreamingDQError, RuntimeError):
+    """Raised by ``run_batch(..., raise_on_critical=True)`` when a fail-level check failed."""
+
+    def __init__(self, report: Any) -> None:
+        self.report = report
+        super().__init__(f"critical data-quality checks failed\n{report}")
+
+
+class GateFailedError(StreamingDQError, RuntimeError):
+    """The gate stopped the stream on purpose (``on-aggregate-failure: stop`` or ``schema-drift: stop``).
+
+    The batch is not committed, so Spark replays it once the cause is fixed.
+    """
+
+    def __init__(self, gate: str, batch_id: int, reason: str, result: Any = None) -> None:
+        self.gate = gate
+        self.batch_id = batch_id
+        self.reason = reason
+        self.result = result
+        super().__init__(f"gate {gate!r} stopped at batch {batch_id}: {reason}")
+
+
+class TargetWriteError(StreamingDQError, OSError):
+    """Writing a batch to a Delta target failed; the batch fails so Spark replays it."""
+
+    def __init__(self, table: str, batch_id: int | None, reason: str) -> None:
+        self.table = table
+        self.batch_id = batch_id
+        self.reason = reason
+        super().__init__(f"writing batch {batch_id} to {table}: {reason}")
+
+
+class ExporterError(StreamingDQError, OSError):
+    """The Prometheus endpoint could not be started (e.g. the port is taken)."""
