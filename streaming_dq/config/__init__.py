@@ -1,0 +1,1 @@
+"""Declarative configuration: the check registry, the factory, CheckSet and YAML loading."""

@@ -1,0 +1,102 @@
+"""CheckSet: the ordered, id-unique collection of checks one validation run uses."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from streaming_dq.config.errors import raise_config_error
+from streaming_dq.config.factory import CheckFactory
+from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck, BaseRowCheck
+from streaming_dq.core.base_config import BaseCheckConfig
+from streaming_dq.exceptions import ConfigError, DuplicateCheckIdError
+
+
+class CheckSet:
+    """An ordered set of checks with unique ``check_id`` values.
+
+    Example:
+        >>> cs = CheckSet().add_checks_from_dicts([
+        ...     {"check": "null-check", "check-id": "id-present", "columns": ["id"]},
+        ... ])
+        >>> [c.check_id for c in cs]
+        ['id-present']
+    """
+
+    def __init__(self, checks: Iterable[BaseCheck] = ()) -> None:
+        self._checks: list[BaseCheck] = []
+        for check in checks:
+            self._append(check)
+
+    def _append(self, check: BaseCheck) -> None:
+        if any(c.check_id == check.check_id for c in self._checks):
+            raise DuplicateCheckIdError(check.check_id)
+        self._checks.append(check)
+
+    def add_check(self, check: BaseCheckConfig | BaseCheck) -> CheckSet:
+        """Add a typed config (or a ready check instance). Chainable."""
+        self._append(check.to_check() if isinstance(check, BaseCheckConfig) else check)
+        return self
+
+    def add_checks_from_dicts(
+        self, raws: Iterable[Mapping[str, Any]], *, source: str | None = None, prefix: str = "checks"
+    ) -> CheckSet:
+        """Add checks from raw dicts; errors name ``source`` and the field path (``checks[2].min-value``)."""
+        for i, raw in enumerate(raws):
+            where = f"{prefix}[{i}]"
+            try:
+                check = CheckFactory.from_dict(raw)
+            except ValidationError as exc:
+                raise_config_error(exc, source=source, prefix=where)
+                raise  # unreachable; keeps type checkers honest
+            except ConfigError as exc:
+                field = f"{where}.{exc.field_path}" if exc.field_path else where
+                raise type(exc)(exc.reason, source=source, field_path=field) from None
+            try:
+                self._append(check)
+            except DuplicateCheckIdError as exc:
+                raise ConfigError(exc.reason, source=source, field_path=f"{where}.check-id") from None
+        return self
+
+    @classmethod
+    def from_dicts(cls, raws: Iterable[Mapping[str, Any]], *, source: str | None = None) -> CheckSet:
+        return cls().add_checks_from_dicts(raws, source=source)
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> CheckSet:
+        """Load a YAML file holding a list of checks, or a mapping with a ``checks:`` list (SparkDQ's form)."""
+        source = str(path)
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"cannot read YAML: {exc}", source=source) from None
+        if isinstance(data, Mapping):
+            if "checks" not in data:
+                raise ConfigError("expected a list of checks or a mapping with a 'checks' key", source=source)
+            data = data["checks"]
+        if not isinstance(data, list):
+            raise ConfigError("'checks' must be a list", source=source, field_path="checks")
+        return cls().add_checks_from_dicts(data, source=source)
+
+    def get_row_checks(self) -> list[BaseRowCheck]:
+        return [c for c in self._checks if isinstance(c, BaseRowCheck)]
+
+    def get_aggregate_checks(self) -> list[BaseAggregateCheck]:
+        return [c for c in self._checks if isinstance(c, BaseAggregateCheck)]
+
+    @property
+    def checks(self) -> list[BaseCheck]:
+        return list(self._checks)
+
+    def __iter__(self) -> Iterator[BaseCheck]:
+        return iter(self._checks)
+
+    def __len__(self) -> int:
+        return len(self._checks)
+
+    def __repr__(self) -> str:
+        return f"CheckSet({[c.check_id for c in self._checks]})"

@@ -1,0 +1,258 @@
+"""The check contracts: identity and severity, and the two evaluation shapes (per row, per dataset)."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
+from streaming_dq.core.severity import Severity, normalize_severity
+from streaming_dq.exceptions import MissingReferenceDatasetError
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+    from streaming_dq.metrics.specs import StateSpec
+
+_NOT_PARAMETERS = frozenset({"self", "check_id", "severity", "tags", "group"})
+
+
+class BaseCheck(ABC):
+    """What every check has: an id unique within its CheckSet, a severity, optional tags and a group.
+
+    Every constructor argument that should appear in reports must be stored as an attribute of the same name:
+    :meth:`description` reads the parameters from the constructor signature.
+    """
+
+    #: The registered config name (``null-check`` ...), set by ``@register_check_config``.
+    check_type: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        check_id: str,
+        severity: Severity | str = Severity.CRITICAL,
+        *,
+        tags: Iterable[str] = (),
+        group: str | None = None,
+    ) -> None:
+        if not check_id or not isinstance(check_id, str):
+            raise ValueError("check_id must be a non-empty string")
+        self.check_id = check_id
+        self.severity = normalize_severity(severity)
+        self.tags: frozenset[str] = frozenset(tags)
+        self.group = group
+
+    @property
+    def name(self) -> str:
+        """The implementing class name, used as ``check`` in every result."""
+        return type(self).__name__
+
+    def description(self) -> dict[str, Any]:
+        """``{check, check-id, severity, parameters}`` for reports."""
+        return {
+            "check": self.name,
+            "check-id": self.check_id,
+            "severity": self.severity.value,
+            "parameters": self._parameters(),
+        }
+
+    def _parameters(self) -> dict[str, Any]:
+        params: dict[str, Any] = {}
+        for klass in type(self).__mro__:
+            init = klass.__dict__.get("__init__")
+            if init is None or klass is BaseCheck:
+                continue
+            for pname in inspect.signature(init).parameters:
+                if pname in _NOT_PARAMETERS or pname in params or not hasattr(self, pname):
+                    continue
+                value = getattr(self, pname)
+                params[pname] = list(value) if isinstance(value, tuple | frozenset) else value
+            break
+        return params
+
+    def __repr__(self) -> str:
+        return f"{self.name}(check_id={self.check_id!r}, severity={self.severity.value!r})"
+
+
+class BaseRowCheck(BaseCheck):
+    """A check with one verdict per row.
+
+    Subclasses implement :meth:`failure_condition` (a lazy boolean expression, True = the row failed). The
+    verdict is never NULL: :meth:`validate` turns a NULL condition into False (passed), so each check states
+    what a NULL input means through its condition. Checks that need a join override :meth:`validate`.
+    """
+
+    def failure_condition(self, df: DataFrame) -> Column:
+        """The lazy predicate that is True when a row fails."""
+        raise NotImplementedError(f"{self.name} must implement failure_condition() or validate()")
+
+    @property
+    def result_column(self) -> str:
+        """The default (internal) name of this check's result column."""
+        return f"__dq_check__{self.check_id}"
+
+    def validate(self, df: DataFrame, column: str | None = None) -> DataFrame:
+        """Return ``df`` with one boolean column added (True = failed). Pure and lazy: no Spark action."""
+        from pyspark.sql import functions as F
+
+        return df.withColumn(column or self.result_column, F.coalesce(self.failure_condition(df), F.lit(False)))
+
+    def violation_details(self, violations: int, total: int) -> str:
+        """A plain-words sentence for the report."""
+        pct = 100.0 * violations / total if total else 0.0
+        what = self._subject()
+        if violations == 0:
+            return f"All rows pass on {what}"
+        return f"{what[0].upper()}{what[1:]} has {violations} violating rows ({pct:.2f}%)"
+
+    def _subject(self) -> str:
+        cols = getattr(self, "columns", None) or ([getattr(self, "column")] if hasattr(self, "column") else [])
+        if not cols:
+            return f"check {self.check_id!r}"
+        if len(cols) == 1:
+            return f"column '{cols[0]}'"
+        return f"columns '{', '.join(cols)}'"
+
+
+class BaseAggregateCheck(BaseCheck):
+    """A check with one verdict per dataset.
+
+    ``evaluate(df)`` wraps :meth:`_evaluate_logic`, which raises NotImplementedError (rather than being
+    abstract) so that a classic check that forgets it fails loudly while observable checks inherit a default.
+    """
+
+    def evaluate(self, df: DataFrame, *, multiplier: float = 1.0) -> AggregateCheckResult:
+        outcome = self._evaluate_logic(df, multiplier=multiplier)
+        return self.wrap(outcome, multiplier=multiplier)
+
+    def _evaluate_logic(self, df: DataFrame, *, multiplier: float = 1.0) -> AggregateEvaluationResult:
+        raise NotImplementedError(f"{self.name} must implement _evaluate_logic()")
+
+    def wrap(
+        self,
+        outcome: AggregateEvaluationResult,
+        *,
+        severity: Severity | None = None,
+        multiplier: float = 1.0,
+        profiles: tuple[str, ...] = (),
+        regime: tuple[str, ...] = (),
+        regime_mask: int = 0,
+    ) -> AggregateCheckResult:
+        return AggregateCheckResult(
+            check=self.name,
+            check_id=self.check_id,
+            severity=severity or self.severity,
+            parameters=self._parameters(),
+            result=outcome,
+            status="passed" if outcome.passed else "failed",
+            check_type=self.check_type,
+            multiplier=multiplier,
+            profiles=profiles,
+            regime=regime,
+            regime_mask=regime_mask,
+        )
+
+    def skipped(
+        self, *, severity: Severity | None = None, profiles: tuple[str, ...] = (), regime: tuple[str, ...] = ()
+    ) -> AggregateCheckResult:
+        """The result of a check a profile disabled: reported, never failing."""
+        return AggregateCheckResult(
+            check=self.name,
+            check_id=self.check_id,
+            severity=severity or self.severity,
+            parameters=self._parameters(),
+            result=AggregateEvaluationResult(True, {"skipped": True}),
+            status="skipped",
+            check_type=self.check_type,
+            profiles=profiles,
+            regime=regime,
+        )
+
+    def details(self, result: AggregateCheckResult) -> str:
+        """A plain-words sentence for the report."""
+        m = result.metrics
+        if result.status == "skipped":
+            return f"Skipped: disabled by profile(s) {', '.join(result.profiles) or '-'}"
+        if "value" in m:
+            adj = m.get("adjusted")
+            shown = f"{m['value']}" if adj is None or adj == m["value"] else f"{m['value']} (x{m.get('multiplier')} = {adj})"
+            return f"{self.metric_label()} is {shown}; expected {self.expectation()}"
+        return ", ".join(f"{k}={v}" for k, v in m.items())
+
+    def metric_label(self) -> str:
+        return "metric"
+
+    def expectation(self) -> str:
+        return "the check to pass"
+
+
+class ObservableAggregateCheck(BaseAggregateCheck):
+    """An aggregate check computed from mergeable states in the engine's single aggregation pass.
+
+    Subclasses declare :meth:`state_specs` and decide from states in :meth:`metric_value` and :meth:`accepts`.
+    The profile multiplier scales the metric value before :meth:`accepts` compares it.
+    """
+
+    @abstractmethod
+    def state_specs(self) -> dict[str, StateSpec]:
+        """The states this check needs, keyed by a name unique within the check."""
+
+    @abstractmethod
+    def metric_value(self, states: Mapping[str, Any]) -> float | None:
+        """The check's metric from resolved states (None: undefined, e.g. a mean of no rows)."""
+
+    @abstractmethod
+    def accepts(self, value: float | None) -> bool:
+        """Whether the (multiplier-adjusted) metric passes."""
+
+    def aggregations(self) -> dict[str, Column]:
+        """The Spark aggregate columns of all states, keyed ``<state>.<component>``."""
+        out: dict[str, Column] = {}
+        for sname, spec in self.state_specs().items():
+            for comp, col in spec.aggregations().items():
+                out[f"{sname}.{comp}"] = col
+        return out
+
+    def decode_states(self, results: Mapping[str, Any]) -> dict[str, Any]:
+        """Turn ``<state>.<component>`` values (as from :meth:`aggregations`) into state objects."""
+        states = {}
+        for sname, spec in self.state_specs().items():
+            prefix = f"{sname}."
+            states[sname] = spec.decode({k[len(prefix) :]: v for k, v in results.items() if k.startswith(prefix)})
+        return states
+
+    def evaluate_states(self, states: Mapping[str, Any], *, multiplier: float = 1.0) -> AggregateEvaluationResult:
+        """Decide from states; the metric is scaled by ``multiplier`` before the threshold comparison."""
+        raw = self.metric_value(states)
+        adjusted = raw * multiplier if raw is not None and not math.isnan(raw) else raw
+        metrics: dict[str, Any] = {"value": raw, "multiplier": multiplier, "adjusted": adjusted}
+        return AggregateEvaluationResult(self.accepts(adjusted), metrics)
+
+    def _evaluate_from_agg_results(
+        self, results: Mapping[str, Any], *, multiplier: float = 1.0
+    ) -> AggregateEvaluationResult:
+        return self.evaluate_states(self.decode_states(results), multiplier=multiplier)
+
+    def _evaluate_logic(self, df: DataFrame, *, multiplier: float = 1.0) -> AggregateEvaluationResult:
+        aggs = self.aggregations()
+        row = df.agg(*[c.alias(f"m{i}") for i, c in enumerate(aggs.values())]).first()
+        values = {k: row[f"m{i}"] if row is not None else None for i, k in enumerate(aggs)}
+        return self._evaluate_from_agg_results(values, multiplier=multiplier)
+
+
+class IntegrityCheckMixin:
+    """Gives a check access to named reference datasets injected per run."""
+
+    _reference_datasets: dict[str, DataFrame]
+
+    def inject_reference_datasets(self, datasets: Mapping[str, DataFrame] | None) -> None:
+        self._reference_datasets = dict(datasets or {})
+
+    def get_reference_df(self, name: str) -> DataFrame:
+        datasets = getattr(self, "_reference_datasets", {})
+        if name not in datasets:
+            raise MissingReferenceDatasetError(name, sorted(datasets))
+        return datasets[name]
