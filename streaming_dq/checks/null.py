@@ -21,7 +21,9 @@ from streaming_dq.core.severity import Severity
 class NullCheck(BaseRowCheck):
     """Fails a row when any of ``columns`` is NULL."""
 
-    def __init__(self, check_id: str, columns: list[str], severity: Severity = Severity.CRITICAL, **kw: object):
+    def __init__(
+        self, check_id: str, columns: list[str], severity: Severity = Severity.CRITICAL, **kw: object
+    ):
         super().__init__(check_id, severity, **kw)  # type: ignore[arg-type]
         self.columns = list(columns)
 
@@ -32,7 +34,9 @@ class NullCheck(BaseRowCheck):
 class NotNullCheck(BaseRowCheck):
     """Fails a row when any of ``columns`` is NOT NULL (for columns that must stay empty)."""
 
-    def __init__(self, check_id: str, columns: list[str], severity: Severity = Severity.CRITICAL, **kw: object):
+    def __init__(
+        self, check_id: str, columns: list[str], severity: Severity = Severity.CRITICAL, **kw: object
+    ):
         super().__init__(check_id, severity, **kw)  # type: ignore[arg-type]
         self.columns = list(columns)
 
@@ -43,7 +47,9 @@ class NotNullCheck(BaseRowCheck):
 class ExactlyOneNotNullCheck(BaseRowCheck):
     """Fails a row unless exactly one of ``columns`` is NOT NULL."""
 
-    def __init__(self, check_id: str, columns: list[str], severity: Severity = Severity.CRITICAL, **kw: object):
+    def __init__(
+        self, check_id: str, columns: list[str], severity: Severity = Severity.CRITICAL, **kw: object
+    ):
         super().__init__(check_id, severity, **kw)  # type: ignore[arg-type]
         self.columns = list(columns)
 

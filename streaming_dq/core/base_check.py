@@ -98,7 +98,9 @@ class BaseRowCheck(BaseCheck):
         """Return ``df`` with one boolean column added (True = failed). Pure and lazy: no Spark action."""
         from pyspark.sql import functions as F
 
-        return df.withColumn(column or self.result_column, F.coalesce(self.failure_condition(df), F.lit(False)))
+        return df.withColumn(
+            column or self.result_column, F.coalesce(self.failure_condition(df), F.lit(False))
+        )
 
     def violation_details(self, violations: int, total: int) -> str:
         """A plain-words sentence for the report."""
@@ -109,7 +111,9 @@ class BaseRowCheck(BaseCheck):
         return f"{what[0].upper()}{what[1:]} has {violations} violating rows ({pct:.2f}%)"
 
     def _subject(self) -> str:
-        cols = getattr(self, "columns", None) or ([getattr(self, "column")] if hasattr(self, "column") else [])
+        cols = getattr(self, "columns", None) or (
+            [self.column] if hasattr(self, "column") else []
+        )
         if not cols:
             return f"check {self.check_id!r}"
         if len(cols) == 1:
@@ -156,7 +160,11 @@ class BaseAggregateCheck(BaseCheck):
         )
 
     def skipped(
-        self, *, severity: Severity | None = None, profiles: tuple[str, ...] = (), regime: tuple[str, ...] = ()
+        self,
+        *,
+        severity: Severity | None = None,
+        profiles: tuple[str, ...] = (),
+        regime: tuple[str, ...] = (),
     ) -> AggregateCheckResult:
         """The result of a check a profile disabled: reported, never failing."""
         return AggregateCheckResult(
@@ -178,7 +186,11 @@ class BaseAggregateCheck(BaseCheck):
             return f"Skipped: disabled by profile(s) {', '.join(result.profiles) or '-'}"
         if "value" in m:
             adj = m.get("adjusted")
-            shown = f"{m['value']}" if adj is None or adj == m["value"] else f"{m['value']} (x{m.get('multiplier')} = {adj})"
+            shown = (
+                f"{m['value']}"
+                if adj is None or adj == m["value"]
+                else f"{m['value']} (x{m.get('multiplier')} = {adj})"
+            )
             return f"{self.metric_label()} is {shown}; expected {self.expectation()}"
         return ", ".join(f"{k}={v}" for k, v in m.items())
 
@@ -221,10 +233,14 @@ class ObservableAggregateCheck(BaseAggregateCheck):
         states = {}
         for sname, spec in self.state_specs().items():
             prefix = f"{sname}."
-            states[sname] = spec.decode({k[len(prefix) :]: v for k, v in results.items() if k.startswith(prefix)})
+            states[sname] = spec.decode(
+                {k[len(prefix) :]: v for k, v in results.items() if k.startswith(prefix)}
+            )
         return states
 
-    def evaluate_states(self, states: Mapping[str, Any], *, multiplier: float = 1.0) -> AggregateEvaluationResult:
+    def evaluate_states(
+        self, states: Mapping[str, Any], *, multiplier: float = 1.0
+    ) -> AggregateEvaluationResult:
         """Decide from states; the metric is scaled by ``multiplier`` before the threshold comparison."""
         raw = self.metric_value(states)
         adjusted = raw * multiplier if raw is not None and not math.isnan(raw) else raw

@@ -23,7 +23,11 @@ class BaseCheckConfig(BaseModel):
     """
 
     model_config = ConfigDict(
-        alias_generator=kebab, populate_by_name=True, extra="forbid", frozen=True, arbitrary_types_allowed=True
+        alias_generator=kebab,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=True,
+        arbitrary_types_allowed=True,
     )
 
     check_class: ClassVar[type[BaseCheck]]

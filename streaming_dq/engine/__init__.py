@@ -1,0 +1,1 @@
+"""The two-phase validation engine: lazy row flags, one aggregation pass, results and reports."""

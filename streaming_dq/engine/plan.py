@@ -1,0 +1,437 @@
+"""The validation plan: row checks as lazy flag columns, every aggregate metric in one aggregation.
+
+A plan is built once per run from a CheckSet, the fail levels and the profiles. It knows, for every check and
+every *regime* (a set of profiles active together on some date), whether the check is enabled, with which
+severity and multiplier. It then provides:
+
+* :meth:`ValidationPlan.annotate`: the input plus one boolean flag per row check (True = fired) and, with
+  profiles, the row's regime. Pure and lazy.
+* :meth:`ValidationPlan.aggregate_columns`: every aggregate the run needs (row counts per regime, violation
+  counts per row check, the states of every observable check per override group) for ONE ``agg`` or
+  ``observe``.
+* :meth:`ValidationPlan.decide`: turns the resolved aggregate values into a :class:`PlanOutcome`.
+
+Two executors use it: :class:`~streaming_dq.engine.batch.BatchDQEngine` (a lazy annotated DataFrame) and the
+streaming gate (``observe`` + ``toArrow`` and a split in Arrow).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import reduce
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from streaming_dq.core.base_check import (
+    BaseAggregateCheck,
+    BaseCheck,
+    BaseRowCheck,
+    IntegrityCheckMixin,
+    ObservableAggregateCheck,
+)
+from streaming_dq.core.results import AggregateCheckResult
+from streaming_dq.core.severity import Severity
+from streaming_dq.engine.regimes import REGIME_COLUMN, RegimeTable, Verdict
+from streaming_dq.exceptions import CheckEvaluationError
+
+if TYPE_CHECKING:
+    from streaming_dq.config.check_set import CheckSet
+
+BITS_PER_WORD = 62
+MALFORMED_CHECK_ID = "malformed-record"
+
+
+def flag_column(i: int) -> str:
+    return f"__dq_f{i}"
+
+
+def bits_column(word: int) -> str:
+    return f"__dq_bits{word}"
+
+
+@dataclass(frozen=True)
+class RowCheckOutcome:
+    """A row check's verdict over the run (per regime group when profiles split it)."""
+
+    check: BaseCheck
+    check_type: str
+    severity: Severity
+    status: str  # passed / failed / skipped
+    violations: int
+    total: int
+    profiles: tuple[str, ...] = ()
+    regime: tuple[str, ...] = ()
+
+
+@dataclass
+class PlanOutcome:
+    """What one aggregation pass decided.
+
+    Attributes:
+        total: Rows in the run.
+        rows_by_regime: Rows per regime ordinal (only regimes present).
+        row_failed_by_regime: Rows failed by fail-level row checks, per regime.
+        row_warned_by_regime: Rows not failed that fired a non-fail-level row check, per regime.
+        violations: Fired count per row check index.
+        row_results: Reportable per-row-check results (declaration order).
+        aggregate_results: Aggregate results in declaration order (several per check when regimes split it).
+        breached: Regime ordinals whose rows all fail because a fail-level aggregate failed there.
+        agg_errors: Per regime ordinal, the (check, check-id, severity) of failed aggregates to append.
+    """
+
+    total: int
+    rows_by_regime: dict[int, int]
+    row_failed_by_regime: dict[int, int]
+    row_warned_by_regime: dict[int, int]
+    violations: dict[int, int]
+    row_results: list[RowCheckOutcome]
+    aggregate_results: list[AggregateCheckResult]
+    breached: set[int] = field(default_factory=set)
+    agg_errors: dict[int, list[tuple[str, str, str]]] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
+    checks_by_id: dict[str, BaseCheck] = field(default_factory=dict)
+
+    @property
+    def passed_records(self) -> int:
+        return sum(
+            n - self.row_failed_by_regime.get(r, 0)
+            for r, n in self.rows_by_regime.items()
+            if r not in self.breached
+        )
+
+    @property
+    def failed_records(self) -> int:
+        return self.total - self.passed_records
+
+    @property
+    def warning_records(self) -> int:
+        warned = 0
+        for r, n in self.rows_by_regime.items():
+            if r in self.breached:
+                continue
+            if self.agg_errors.get(r):
+                warned += n - self.row_failed_by_regime.get(r, 0)
+            else:
+                warned += self.row_warned_by_regime.get(r, 0)
+        return warned
+
+
+class ValidationPlan:
+    """Everything one run needs to know about its checks, computed once.
+
+    Args:
+        check_set: The checks.
+        fail_levels: Severities that fail a row (default: critical).
+        profiles: Profiles; with ``event_time`` each row is judged under those active on its event date.
+        event_time: Name of the event-time (timestamp) column.
+        timezone: Zone of the calendar dates profiles are defined in.
+        reference_datasets: Named DataFrames for integrity checks.
+        malformed_column: Name of a column holding the raw text of malformed records (e.g. ``_corrupt_record``);
+            a non-NULL value fails the row with a ``malformed-record`` error and masks every other check.
+    """
+
+    def __init__(
+        self,
+        check_set: CheckSet | Sequence[BaseCheck],
+        *,
+        fail_levels: Sequence[Severity | str] = (Severity.CRITICAL,),
+        profiles: Sequence[Any] = (),
+        event_time: str | None = None,
+        timezone: str = "UTC",
+        reference_datasets: Mapping[str, DataFrame] | None = None,
+        malformed_column: str | None = None,
+    ) -> None:
+        from streaming_dq.core.severity import normalize_severity
+
+        checks = list(check_set)
+        self.fail_levels = frozenset(normalize_severity(s) for s in fail_levels)
+        self.event_time = event_time
+        self.timezone = timezone
+        self.malformed_column = malformed_column
+        self.row_checks: list[BaseRowCheck] = [c for c in checks if isinstance(c, BaseRowCheck)]
+        self.aggregate_checks: list[BaseAggregateCheck] = [
+            c for c in checks if isinstance(c, BaseAggregateCheck)
+        ]
+        self.declaration_order = {c.check_id: i for i, c in enumerate(checks)}
+        for c in checks:
+            if isinstance(c, IntegrityCheckMixin):
+                c.inject_reference_datasets(reference_datasets)
+        self.regimes = RegimeTable(checks, profiles if event_time else (), self.fail_levels)
+        self.n_words = max(1, -(-self._n_flags // BITS_PER_WORD))
+
+    # -- row phase -------------------------------------------------------------------------------------------
+
+    @property
+    def _n_flags(self) -> int:
+        return len(self.row_checks) + (1 if self.malformed_column else 0)
+
+    @property
+    def flag_checks(self) -> list[tuple[str, str, Severity]]:
+        """(check name, check-id, base severity) per flag index (the malformed guard first, when present)."""
+        out: list[tuple[str, str, Severity]] = []
+        if self.malformed_column:
+            out.append(("MalformedRecord", MALFORMED_CHECK_ID, Severity.CRITICAL))
+        out.extend((c.name, c.check_id, c.severity) for c in self.row_checks)
+        return out
+
+    def _flag_verdicts(self, i: int) -> dict[int, Verdict]:
+        """Per regime ordinal, how flag ``i`` counts: ``off``, ``fail`` or ``warn`` (+ severity)."""
+        if self.malformed_column:
+            if i == 0:
+                return {r: Verdict("fail", Severity.CRITICAL) for r in self.regimes.ordinals}
+            return self.regimes.verdicts(self.row_checks[i - 1])
+        return self.regimes.verdicts(self.row_checks[i])
+
+    def annotate(self, df: DataFrame) -> DataFrame:
+        """Add one boolean flag column per row check (True = fired and enabled) and the regime ordinal."""
+        self._check_columns(df)
+        out = df
+        regime = self.regimes.ordinal_column(self.event_time, self.timezone) if self.regimes.split else None
+        if regime is not None:
+            out = out.withColumn(REGIME_COLUMN, regime)
+        guard = F.col(self.malformed_column).isNotNull() if self.malformed_column else None
+        offset = 0
+        if guard is not None:
+            out = out.withColumn(flag_column(0), guard)
+            offset = 1
+        for j, check in enumerate(self.row_checks):
+            i = j + offset
+            verdicts = self._flag_verdicts(i)
+            enabled = self.regimes.membership({r for r, v in verdicts.items() if v.kind != "off"})
+            if enabled is False:
+                out = out.withColumn(flag_column(i), F.lit(False))
+                continue
+            try:
+                out = check.validate(out, column=flag_column(i))
+            except Exception as exc:
+                raise CheckEvaluationError(check.check_id, f"cannot build its condition: {exc}") from exc
+            cond = F.col(flag_column(i))
+            if guard is not None:
+                cond = cond & ~guard
+            if enabled is not True:
+                cond = cond & enabled
+            out = out.withColumn(flag_column(i), cond)
+        return out
+
+    def _check_columns(self, df: DataFrame) -> None:
+        names = set(df.columns)
+        for check in [*self.row_checks, *self.aggregate_checks]:
+            missing = [c for c in _referenced_columns(check) if c not in names]
+            if missing:
+                raise CheckEvaluationError(
+                    check.check_id,
+                    f"column(s) {', '.join(missing)} not in the data (columns: {', '.join(df.columns)})",
+                )
+
+    def _regime_in(self, ordinals: set[int]) -> Column | bool:
+        return self.regimes.membership(ordinals)
+
+    def row_fail_column(self) -> Column:
+        """True when a fail-level row check fired for the row (under the row's regime)."""
+        return self._any_flag("fail")
+
+    def row_warn_column(self) -> Column:
+        """True when a non-fail-level row check fired for the row."""
+        return self._any_flag("warn")
+
+    def _any_flag(self, kind: str) -> Column:
+        terms: list[Column] = []
+        for i in range(self._n_flags):
+            where = self._regime_in({r for r, v in self._flag_verdicts(i).items() if v.kind == kind})
+            if where is False:
+                continue
+            terms.append(F.col(flag_column(i)) if where is True else F.col(flag_column(i)) & where)
+        return reduce(lambda a, b: a | b, terms) if terms else F.lit(False)
+
+    def bits_columns(self) -> list[Column]:
+        """Compact per-row record of fired flags: bit ``i % 62`` of word ``i // 62`` is flag ``i``."""
+        words = []
+        for w in range(self.n_words):
+            idx = range(w * BITS_PER_WORD, min(self._n_flags, (w + 1) * BITS_PER_WORD))
+            terms = [
+                F.when(F.col(flag_column(i)), F.lit(1 << (i % BITS_PER_WORD))).otherwise(F.lit(0))
+                for i in idx
+            ]
+            expr = reduce(lambda a, b: a | b, terms) if terms else F.lit(0)
+            words.append(expr.cast("long").alias(bits_column(w)))
+        return words
+
+    def error_structs(self) -> list[Column]:
+        """``_dq_errors`` entries of row checks: a struct when the flag fired, else NULL (filtered later)."""
+        out = []
+        for i, (name, check_id, _) in enumerate(self.flag_checks):
+            verdicts = self._flag_verdicts(i)
+            sev = self.regimes.value_column(
+                {r: v.severity.value for r, v in verdicts.items() if v.kind != "off"}, default=None
+            )
+            out.append(
+                F.when(
+                    F.col(flag_column(i)),
+                    F.struct(
+                        F.lit(name).alias("check"), F.lit(check_id).alias("check-id"), sev.alias("severity")
+                    ),
+                )
+            )
+        return out
+
+    # -- aggregate phase -------------------------------------------------------------------------------------
+
+    def observable_checks(self) -> list[ObservableAggregateCheck]:
+        return [c for c in self.aggregate_checks if isinstance(c, ObservableAggregateCheck)]
+
+    def classic_checks(self) -> list[BaseAggregateCheck]:
+        return [c for c in self.aggregate_checks if not isinstance(c, ObservableAggregateCheck)]
+
+    def aggregate_columns(self) -> list[Column]:
+        """Every aggregate of the run, aliased, for one ``agg``/``observe`` over :meth:`annotate`'s output."""
+        cols: list[Column] = []
+        fail, warn = self.row_fail_column(), self.row_warn_column()
+        for r in self.regimes.ordinals:
+            where = self._regime_in({r})
+            in_r = F.lit(True) if where is True else where
+            cols.append(F.count_if(in_r).alias(f"__n_{r}"))
+            cols.append(F.count_if(in_r & fail).alias(f"__fail_{r}"))
+            cols.append(F.count_if(in_r & ~fail & warn).alias(f"__warn_{r}"))
+        for i in range(self._n_flags):
+            cols.append(F.count_if(F.col(flag_column(i))).alias(f"__v_{i}"))
+        for k, check in enumerate(self.observable_checks()):
+            for g, group in enumerate(self.regimes.groups(check)):
+                if group.verdict.kind == "off":
+                    continue
+                where = self._regime_in(group.ordinals)
+                for sname, spec in check.state_specs().items():
+                    aggs = spec.aggregations(None if where is True else where)  # type: ignore[arg-type]
+                    for comp, col in aggs.items():
+                        cols.append(col.alias(f"__a{k}_{g}__{sname}.{comp}"))
+        return cols
+
+    def decide(self, values: Mapping[str, Any], df: DataFrame | None = None) -> PlanOutcome:
+        """Turn resolved aggregate values into verdicts; runs classic aggregate checks on ``df`` if any."""
+        ordinals = self.regimes.ordinals
+        rows = {r: int(values.get(f"__n_{r}") or 0) for r in ordinals}
+        present = {r for r, n in rows.items() if n > 0}
+        outcome = PlanOutcome(
+            total=sum(rows.values()),
+            rows_by_regime={r: n for r, n in rows.items() if n > 0},
+            row_failed_by_regime={r: int(values.get(f"__fail_{r}") or 0) for r in present},
+            row_warned_by_regime={r: int(values.get(f"__warn_{r}") or 0) for r in present},
+            violations={i: int(values.get(f"__v_{i}") or 0) for i in range(self._n_flags)},
+            row_results=[],
+            aggregate_results=[],
+            raw=dict(values),
+            checks_by_id={c.check_id: c for c in [*self.row_checks, *self.aggregate_checks]},
+        )
+        outcome.row_results = self._row_results(outcome, present)
+        results: list[tuple[int, AggregateCheckResult]] = []
+        for k, check in enumerate(self.observable_checks()):
+            for g, group in self._reported_groups(check, present):
+                if group.verdict.kind == "off":
+                    results.append((self.declaration_order[check.check_id], self._skipped(check, group)))
+                    continue
+                prefix = f"__a{k}_{g}__"
+                sub = {key[len(prefix) :]: v for key, v in values.items() if key.startswith(prefix)}
+                ev = check._evaluate_from_agg_results(sub, multiplier=group.multiplier)
+                results.append((self.declaration_order[check.check_id], self._wrap(check, group, ev)))
+        for check in self.classic_checks():
+            for _g, group in self._reported_groups(check, present):
+                if group.verdict.kind == "off":
+                    results.append((self.declaration_order[check.check_id], self._skipped(check, group)))
+                    continue
+                if df is None:
+                    raise ValueError("classic aggregate checks need the DataFrame")
+                scoped = (
+                    df
+                    if not self.regimes.split
+                    else df.filter(self.regimes.membership_column(group.ordinals))
+                )
+                ev = check._evaluate_logic(scoped, multiplier=group.multiplier)
+                results.append((self.declaration_order[check.check_id], self._wrap(check, group, ev)))
+        results.sort(key=lambda t: t[0])
+        outcome.aggregate_results = [r for _, r in results]
+        for _, res in results:
+            if res.status != "failed":
+                continue
+            for r in _ordinals_of(res.regime_mask):
+                if r not in present and outcome.total > 0:
+                    continue
+                outcome.agg_errors.setdefault(r, []).append((res.check, res.check_id, res.severity.value))
+                if res.severity in self.fail_levels:
+                    outcome.breached.add(r)
+        return outcome
+
+    def _reported_groups(self, check: BaseCheck, present: set[int]) -> list[tuple[int, Any]]:
+        groups = list(enumerate(self.regimes.groups(check)))
+        shown = [(g, grp) for g, grp in groups if grp.ordinals & present]
+        if shown:
+            return shown
+        base = [(g, grp) for g, grp in groups if 0 in grp.ordinals]
+        return base or groups[:1]
+
+    def _wrap(self, check: BaseAggregateCheck, group: Any, ev: Any) -> AggregateCheckResult:
+        wrapped = check.wrap(
+            ev,
+            severity=group.verdict.severity,
+            multiplier=group.multiplier,
+            profiles=group.profiles,
+            regime=group.regime_names,
+        )
+        return _with_group(wrapped, group)
+
+    def _skipped(self, check: BaseAggregateCheck, group: Any) -> AggregateCheckResult:
+        return _with_group(
+            check.skipped(
+                severity=group.verdict.severity, profiles=group.profiles, regime=group.regime_names
+            ),
+            group,
+        )
+
+    def _row_results(self, outcome: PlanOutcome, present: set[int]) -> list[RowCheckOutcome]:
+        out = []
+        offset = 1 if self.malformed_column else 0
+        for j, check in enumerate(self.row_checks):
+            i = j + offset
+            groups = self._reported_groups(check, present)
+            disabled_all = all(grp.verdict.kind == "off" for _, grp in groups)
+            violations = outcome.violations.get(i, 0)
+            if disabled_all:
+                status = "skipped"
+            else:
+                status = "failed" if violations else "passed"
+            last = groups[-1][1]
+            out.append(
+                RowCheckOutcome(
+                    check=check,
+                    check_type=check.check_type,
+                    severity=last.verdict.severity,
+                    status=status,
+                    violations=violations,
+                    total=outcome.total,
+                    profiles=tuple(dict.fromkeys(p for _, grp in groups for p in grp.profiles)),
+                    regime=tuple(dict.fromkeys(p for _, grp in groups for p in grp.regime_names)),
+                )
+            )
+        return out
+
+
+def _with_group(result: AggregateCheckResult, group: Any) -> AggregateCheckResult:
+    from dataclasses import replace
+
+    return replace(result, regime_mask=group.key)
+
+
+def _ordinals_of(key: int) -> list[int]:
+    return [i for i in range(key.bit_length()) if key >> i & 1]
+
+
+def _referenced_columns(check: BaseCheck) -> list[str]:
+    cols: list[str] = []
+    for attr in ("columns", "column"):
+        value = getattr(check, attr, None)
+        if isinstance(value, str):
+            cols.append(value)
+        elif isinstance(value, list | tuple):
+            cols.extend(v for v in value if isinstance(v, str))
+    return cols

@@ -1,0 +1,156 @@
+"""Regimes: the sets of profiles that can be active together, and what each check does under each.
+
+Without profiles there is one regime (ordinal 0) and every membership test folds to a constant, so a run
+without profiles builds exactly the expressions it would without this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from streaming_dq.core.base_check import BaseCheck
+from streaming_dq.core.severity import Severity
+
+REGIME_COLUMN = "__dq_regime"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How a fired check counts in a regime: ``off`` (disabled), ``fail`` or ``warn``."""
+
+    kind: Literal["off", "fail", "warn"]
+    severity: Severity
+
+
+@dataclass(frozen=True)
+class OverrideGroup:
+    """Regimes under which a check behaves identically (same enablement, severity and multiplier).
+
+    ``key`` has bit ``i`` set for every regime ordinal ``i`` in the group.
+    """
+
+    key: int
+    ordinals: frozenset[int]
+    verdict: Verdict
+    multiplier: float
+    profiles: tuple[str, ...]
+    regime_names: tuple[str, ...]
+
+
+class RegimeTable:
+    """Resolves every check's overrides under every regime once per run."""
+
+    def __init__(
+        self, checks: Sequence[BaseCheck], profiles: Sequence[Any], fail_levels: Iterable[Severity]
+    ) -> None:
+        self.profiles = list(profiles)
+        self.fail_levels = frozenset(fail_levels)
+        if self.profiles:
+            from streaming_dq.profiles import enumerate_regimes
+
+            self.regimes: list[Any] = list(enumerate_regimes(self.profiles))
+        else:
+            self.regimes = [None]
+        self._groups: dict[str, list[OverrideGroup]] = {c.check_id: self._group(c) for c in checks}
+
+    @property
+    def split(self) -> bool:
+        return len(self.regimes) > 1
+
+    @property
+    def ordinals(self) -> list[int]:
+        return list(range(len(self.regimes)))
+
+    def names(self, ordinal: int) -> tuple[str, ...]:
+        regime = self.regimes[ordinal]
+        return tuple(regime.profiles) if regime is not None else ()
+
+    def _overrides(self, check: BaseCheck, ordinal: int) -> tuple[bool, float, Severity, tuple[str, ...]]:
+        regime = self.regimes[ordinal]
+        if regime is None:
+            return False, 1.0, check.severity, ()
+        from streaming_dq.profiles import CheckTarget, resolve_for_regime
+
+        target = CheckTarget(check_id=check.check_id, group=check.group, tags=frozenset(check.tags))
+        o = resolve_for_regime(target, self.profiles, regime)
+        severity = o.severity if o.severity is not None else check.severity
+        return bool(o.disabled), float(o.metric_multiplier), severity, tuple(o.profiles)
+
+    def _group(self, check: BaseCheck) -> list[OverrideGroup]:
+        by_key: dict[tuple[bool, float, Severity], list[int]] = {}
+        applied: dict[tuple[bool, float, Severity], list[str]] = {}
+        for r in self.ordinals:
+            disabled, mult, sev, profs = self._overrides(check, r)
+            key = (disabled, mult, sev)
+            by_key.setdefault(key, []).append(r)
+            applied.setdefault(key, []).extend(profs)
+        groups = []
+        for (disabled, mult, sev), ords in by_key.items():
+            kind: Literal["off", "fail", "warn"] = (
+                "off" if disabled else ("fail" if sev in self.fail_levels else "warn")
+            )
+            names = tuple(dict.fromkeys(n for r in ords for n in self.names(r)))
+            groups.append(
+                OverrideGroup(
+                    key=sum(1 << r for r in ords),
+                    ordinals=frozenset(ords),
+                    verdict=Verdict(kind, sev),
+                    multiplier=mult,
+                    profiles=tuple(dict.fromkeys(applied[(disabled, mult, sev)])),
+                    regime_names=names,
+                )
+            )
+        return groups
+
+    def groups(self, check: BaseCheck) -> list[OverrideGroup]:
+        return self._groups[check.check_id]
+
+    def verdicts(self, check: BaseCheck) -> dict[int, Verdict]:
+        return {r: g.verdict for g in self.groups(check) for r in g.ordinals}
+
+    # -- Spark expressions -----------------------------------------------------------------------------------
+
+    def membership(self, ordinals: set[int] | frozenset[int]) -> Column | bool:
+        """True/False when the answer is the same for every row, else a lazy ``regime IN (...)``."""
+        wanted = set(ordinals) & set(self.ordinals)
+        if not wanted:
+            return False
+        if len(wanted) == len(self.ordinals):
+            return True
+        return F.col(REGIME_COLUMN).isin(sorted(wanted))
+
+    def membership_column(self, ordinals: set[int] | frozenset[int]) -> Column:
+        m = self.membership(ordinals)
+        return F.lit(m) if isinstance(m, bool) else m
+
+    def value_column(self, values: Mapping[int, Any], default: Any) -> Column:
+        """A per-row value chosen by regime (a literal when every regime agrees)."""
+        distinct = set(values.values())
+        if len(distinct) == 1 and len(values) == len(self.ordinals):
+            return F.lit(next(iter(distinct)))
+        expr = None
+        for r, v in sorted(values.items()):
+            cond = F.col(REGIME_COLUMN) == F.lit(r)
+            expr = F.when(cond, F.lit(v)) if expr is None else expr.when(cond, F.lit(v))
+        if expr is None:
+            return F.lit(default)
+        return expr.otherwise(F.lit(default))
+
+    def ordinal_column(self, event_time: str | None, timezone: str) -> Column:
+        """Each row's regime ordinal from its event date (NULL event time: ordinal of 'no profile')."""
+        if not self.split or event_time is None:
+            return F.lit(0)
+        from streaming_dq.profiles import event_date_column, regime_column
+
+        mask = regime_column(self.profiles, event_date_column(F.col(event_time), timezone))
+        expr = None
+        for r, regime in enumerate(self.regimes):
+            cond = mask == F.lit(regime.mask)
+            expr = F.when(cond, F.lit(r)) if expr is None else expr.when(cond, F.lit(r))
+        assert expr is not None
+        return expr.otherwise(F.lit(0)).cast("int")
