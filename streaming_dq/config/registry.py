@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 from streaming_dq.core.base_config import BaseCheckConfig
 from streaming_dq.exceptions import UnknownCheckTypeError
@@ -14,7 +14,7 @@ C = TypeVar("C", bound=type[BaseCheckConfig])
 class CheckConfigRegistry:
     """Maps check names to their config classes; a name can be registered once."""
 
-    _registry: dict[str, type[BaseCheckConfig]] = {}
+    _registry: ClassVar[dict[str, type[BaseCheckConfig]]] = {}
 
     @classmethod
     def register(cls, name: str, config_class: type[BaseCheckConfig]) -> None:

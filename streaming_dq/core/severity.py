@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 from streaming_dq.exceptions import InvalidSeverityLevelError
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     """How a failed check is treated: ``CRITICAL`` (default) fails rows, ``WARNING`` only warns."""
 
     CRITICAL = "critical"
     WARNING = "warning"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def normalize_severity(value: Severity | str) -> Severity:

@@ -396,10 +396,7 @@ class ValidationPlan:
             groups = self._reported_groups(check, present)
             disabled_all = all(grp.verdict.kind == "off" for _, grp in groups)
             violations = outcome.violations.get(i, 0)
-            if disabled_all:
-                status = "skipped"
-            else:
-                status = "failed" if violations else "passed"
+            status = "skipped" if disabled_all else "failed" if violations else "passed"
             last = groups[-1][1]
             out.append(
                 RowCheckOutcome(
