@@ -252,11 +252,13 @@ class ValidationPlan:
         for w in range(self.n_words):
             idx = range(w * BITS_PER_WORD, min(self._n_flags, (w + 1) * BITS_PER_WORD))
             terms = [
-                F.when(F.col(flag_column(i)), F.lit(1 << (i % BITS_PER_WORD))).otherwise(F.lit(0))
+                F.when(F.col(flag_column(i)), F.lit(1 << (i % BITS_PER_WORD)).cast("long")).otherwise(
+                    F.lit(0).cast("long")
+                )
                 for i in idx
             ]
-            expr = reduce(lambda a, b: a | b, terms) if terms else F.lit(0)
-            words.append(expr.cast("long").alias(bits_column(w)))
+            expr = reduce(lambda a, b: a.bitwiseOR(b), terms) if terms else F.lit(0).cast("long")
+            words.append(expr.alias(bits_column(w)))
         return words
 
     def error_structs(self) -> list[Column]:

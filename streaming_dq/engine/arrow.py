@@ -1,0 +1,183 @@
+"""The gate's fast path: one Spark job per batch, the split done in Arrow.
+
+``observe`` makes every aggregate of the plan ride on the action that collects the rows, so validating a
+micro-batch costs exactly one scan: the rows come back as one Arrow table carrying a compact bitmask of fired
+checks (and the regime ordinal when profiles split the batch), and the pass/quarantine split, the warning
+flags and the ``_dq_errors`` lists (built only for quarantined rows) are computed with pyarrow.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import functions as F
+
+from streaming_dq.engine.plan import BITS_PER_WORD, PlanOutcome, ValidationPlan, bits_column
+from streaming_dq.engine.regimes import REGIME_COLUMN
+
+ERROR_TYPE = pa.list_(
+    pa.struct(
+        [pa.field("check", pa.string()), pa.field("check-id", pa.string()), pa.field("severity", pa.string())]
+    )
+)
+
+
+@dataclass
+class ArrowValidation:
+    """One batch validated and split.
+
+    Attributes:
+        passed: Rows for the pass table (input columns only; warned rows included).
+        quarantined: Failed rows: input columns + ``_dq_errors``.
+        warned: How many passed rows carry a warning.
+        outcome: The plan's verdicts (aggregate results, violation counts ...).
+        extras: Values of the extra aggregates the caller asked for.
+        extra_columns: The extra per-row columns the caller asked for, for ALL rows (same order as the input).
+    """
+
+    passed: pa.Table
+    quarantined: pa.Table
+    warned: int
+    outcome: PlanOutcome
+    extras: dict[str, Any]
+    extra_columns: pa.Table
+
+
+def collect(
+    plan: ValidationPlan,
+    df: DataFrame,
+    *,
+    extra_aggregates: Mapping[str, Column] | None = None,
+    extra_columns: Mapping[str, Column] | None = None,
+) -> tuple[pa.Table, dict[str, Any]]:
+    """Run the batch ONCE: rows (input + bits [+ regime] + extras) to Arrow, all aggregates observed."""
+    annotated = plan.annotate(df)
+    aggs = plan.aggregate_columns()
+    aggs += [col.alias(f"__x_{name}") for name, col in (extra_aggregates or {}).items()]
+    observation = Observation(f"streaming_dq_{uuid.uuid4().hex}")
+    observed = annotated.observe(observation, *aggs)
+    cols: list[Column] = [F.col(f"`{c}`") for c in df.columns]
+    cols += plan.bits_columns()
+    if plan.regimes.split:
+        cols.append(F.col(REGIME_COLUMN))
+    cols += [col.alias(f"__xc_{name}") for name, col in (extra_columns or {}).items()]
+    table = observed.select(*cols).toArrow()
+    values = dict(observation.get)
+    return table, values
+
+
+def validate_to_arrow(
+    plan: ValidationPlan,
+    df: DataFrame,
+    *,
+    extra_aggregates: Mapping[str, Column] | None = None,
+    extra_columns: Mapping[str, Column] | None = None,
+) -> ArrowValidation:
+    """Validate ``df`` with one Spark job and split the rows in Arrow.
+
+    Classic aggregate checks (groupBy/join/distinct) still need their own jobs over ``df``; persist it first
+    when the plan has any.
+    """
+    table, values = collect(plan, df, extra_aggregates=extra_aggregates, extra_columns=extra_columns)
+    outcome = plan.decide(values, plan.annotate(df) if plan.classic_checks() else None)
+    extras = {k[len("__x_") :]: v for k, v in values.items() if k.startswith("__x_")}
+    return split(plan, table, outcome, list(df.columns), extras)
+
+
+def split(
+    plan: ValidationPlan,
+    table: pa.Table,
+    outcome: PlanOutcome,
+    input_columns: list[str],
+    extras: dict[str, Any],
+) -> ArrowValidation:
+    """Route rows: pass (input columns) and quarantine (input columns + ``_dq_errors``)."""
+    n = table.num_rows
+    regime = table.column(REGIME_COLUMN) if plan.regimes.split else None
+    fail = _any_bits(plan, table, regime, "fail")
+    warn = _any_bits(plan, table, regime, "warn")
+    if outcome.breached:
+        fail = pc.or_(fail, _in_regimes(regime, outcome.breached, n))
+    warned_regimes = {r for r, errs in outcome.agg_errors.items() if errs} - outcome.breached
+    if warned_regimes:
+        warn = pc.or_(warn, _in_regimes(regime, warned_regimes, n))
+    passed_mask = pc.invert(fail)
+    warned = int(pc.sum(pc.and_(passed_mask, warn)).as_py() or 0)
+    inputs = table.select(input_columns)
+    passed = inputs.filter(passed_mask)
+    failed_idx = pc.indices_nonzero(fail)
+    quarantined = inputs.take(failed_idx)
+    errors = _errors(plan, table.take(failed_idx), outcome)
+    quarantined = quarantined.append_column(pa.field("_dq_errors", ERROR_TYPE), errors)
+    xcols = [c for c in table.column_names if c.startswith("__xc_")]
+    extra_table = table.select(xcols).rename_columns([c[len("__xc_") :] for c in xcols])
+    return ArrowValidation(passed, quarantined, warned, outcome, extras, extra_table)
+
+
+def _word_masks(plan: ValidationPlan, kind: str) -> dict[int, list[int]]:
+    """Per regime ordinal, per bits word: which flag bits count as ``kind`` (fail/warn)."""
+    masks = {r: [0] * plan.n_words for r in plan.regimes.ordinals}
+    for i in range(len(plan.flag_checks)):
+        for r, verdict in plan._flag_verdicts(i).items():
+            if verdict.kind == kind:
+                masks[r][i // BITS_PER_WORD] |= 1 << (i % BITS_PER_WORD)
+    return masks
+
+
+def _any_bits(
+    plan: ValidationPlan, table: pa.Table, regime: pa.ChunkedArray | None, kind: str
+) -> pa.ChunkedArray:
+    masks = _word_masks(plan, kind)
+    result = None
+    for w in range(plan.n_words):
+        bits = table.column(bits_column(w))
+        if regime is None:
+            mask: Any = pa.scalar(masks[0][w], pa.int64())
+        else:
+            lookup = pa.array([masks[r][w] for r in plan.regimes.ordinals], pa.int64())
+            mask = pc.take(lookup, regime)
+        hit = pc.not_equal(pc.bit_wise_and(bits, mask), 0)
+        result = hit if result is None else pc.or_(result, hit)
+    if result is None:
+        return pa.chunked_array([pa.array([False] * table.num_rows, pa.bool_())])
+    return result
+
+
+def _in_regimes(regime: pa.ChunkedArray | None, ordinals: set[int], n: int) -> Any:
+    if regime is None:
+        return pa.chunked_array([pa.array([0 in ordinals] * n, pa.bool_())])
+    return pc.is_in(regime, value_set=pa.array(sorted(ordinals), pa.int32()))
+
+
+def _errors(plan: ValidationPlan, failed: pa.Table, outcome: PlanOutcome) -> pa.Array:
+    """``_dq_errors`` for the quarantined rows, built once per distinct (bits, regime) combination."""
+    flags = plan.flag_checks
+    verdicts = [plan._flag_verdicts(i) for i in range(len(flags))]
+    words = [failed.column(bits_column(w)).to_pylist() for w in range(plan.n_words)]
+    regimes = failed.column(REGIME_COLUMN).to_pylist() if plan.regimes.split else [0] * failed.num_rows
+    cache: dict[tuple[Any, ...], list[dict[str, str]]] = {}
+    out: list[list[dict[str, str]]] = []
+    for row in range(failed.num_rows):
+        key = (regimes[row], *(w[row] for w in words))
+        entry = cache.get(key)
+        if entry is None:
+            r = key[0]
+            entry = []
+            for i, (name, check_id, _sev) in enumerate(flags):
+                word = key[1 + i // BITS_PER_WORD]
+                if word >> (i % BITS_PER_WORD) & 1:
+                    entry.append(
+                        {"check": name, "check-id": check_id, "severity": verdicts[i][r].severity.value}
+                    )
+            entry += [
+                {"check": c, "check-id": cid, "severity": s} for c, cid, s in outcome.agg_errors.get(r, [])
+            ]
+            cache[key] = entry
+        out.append(entry)
+    return pa.array(out, ERROR_TYPE)
