@@ -1,0 +1,191 @@
+"""The batch engine's contracts, on a real SparkSession."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from streaming_dq import BatchDQEngine, CheckSet, Severity
+from streaming_dq.exceptions import CheckEvaluationError, CriticalCheckFailedError
+
+SCHEMA = "id int, name string, amount double"
+ROWS = [(1, "a", 10.0), (2, None, 5.0), (None, "c", None), (4, "d", 3.0)]
+
+
+def checks(*extra: dict) -> CheckSet:  # type: ignore[type-arg]
+    return CheckSet.from_dicts(
+        [
+            {"check": "null-check", "check-id": "id_present", "columns": ["id"]},
+            {"check": "null-check", "check-id": "name_present", "columns": ["name"], "severity": "warning"},
+            *extra,
+        ]
+    )
+
+
+def errors_by_id(result) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    return {
+        r["id"]: sorted((e["check-id"], e["severity"]) for e in r["_dq_errors"]) for r in result.df.collect()
+    }
+
+
+def test_fail_levels_decide_which_rows_fail(spark) -> None:  # type: ignore[no-untyped-def]
+    df = spark.createDataFrame(ROWS, SCHEMA)
+    result = BatchDQEngine(checks()).run_batch(df)
+    assert sorted(r["id"] for r in result.pass_df().collect()) == [1, 2, 4]
+    assert [r["id"] for r in result.fail_df().collect()] == [None]
+    assert [r["id"] for r in result.warn_df().collect()] == [2]
+    assert errors_by_id(result) == {
+        1: [],
+        2: [("name_present", "warning")],
+        None: [("id_present", "critical")],
+        4: [],
+    }
+    strict = BatchDQEngine(checks(), fail_levels=[Severity.CRITICAL, Severity.WARNING]).run_batch(df)
+    assert sorted(r["id"] for r in strict.pass_df().collect()) == [1, 4]
+    assert strict.summary().failed_records == 2
+
+
+def test_views_have_the_documented_schemas(spark) -> None:  # type: ignore[no-untyped-def]
+    df = spark.createDataFrame(ROWS, SCHEMA)
+    result = BatchDQEngine(checks()).run_batch(df)
+    assert result.pass_df().schema == df.schema
+    assert result.fail_df().columns == [
+        "id",
+        "name",
+        "amount",
+        "_dq_errors",
+        "_dq_passed",
+        "_dq_validation_ts",
+    ]
+    assert result.warn_df().columns == ["id", "name", "amount", "_dq_errors", "_dq_validation_ts"]
+    ts = {r["_dq_validation_ts"] for r in result.df.collect()}
+    assert len(ts) == 1
+    assert result.timestamp.tzinfo is not None
+
+
+def test_failed_fail_level_aggregate_fails_every_row(spark) -> None:  # type: ignore[no-untyped-def]
+    df = spark.createDataFrame(ROWS, SCHEMA)
+    cs = checks({"check": "row-count-min-check", "check-id": "volume", "min-count": 10})
+    result = BatchDQEngine(cs).run_batch(df)
+    assert result.pass_df().count() == 0
+    assert all(("volume", "critical") in errs for errs in errors_by_id(result).values())
+    s = result.summary()
+    assert (s.total_records, s.passed_records, s.failed_records, s.warning_records) == (4, 0, 4, 0)
+    assert [a.status for a in result.aggregate_results] == ["failed"]
+
+
+def test_failed_warning_aggregate_warns_every_passed_row(spark) -> None:  # type: ignore[no-untyped-def]
+    df = spark.createDataFrame(ROWS, SCHEMA)
+    cs = checks({"check": "row-count-max-check", "check-id": "cap", "max-count": 3, "severity": "warning"})
+    result = BatchDQEngine(cs).run_batch(df)
+    s = result.summary()
+    assert (s.passed_records, s.failed_records, s.warning_records) == (3, 1, 3)
+    assert result.warn_df().count() == 3
+
+
+def test_summary_rounds_pass_rate_but_all_passed_uses_counts(spark) -> None:  # type: ignore[no-untyped-def]
+    df = spark.range(1000).selectExpr("CASE WHEN id = 7 THEN NULL ELSE id END AS id")
+    cs = CheckSet.from_dicts([{"check": "null-check", "check-id": "id", "columns": ["id"]}])
+    s = BatchDQEngine(cs).run_batch(df).summary()
+    assert (s.passed_records, s.failed_records, s.pass_rate) == (999, 1, 1.0)
+    assert s.all_passed is False
+
+
+def test_empty_input_has_zero_pass_rate(spark) -> None:  # type: ignore[no-untyped-def]
+    df = spark.createDataFrame([], SCHEMA)
+    s = BatchDQEngine(checks()).run_batch(df).summary()
+    assert (s.total_records, s.passed_records, s.pass_rate) == (0, 0, 0.0)
+
+
+def test_check_id_equal_to_a_data_column_leaves_the_column_intact(spark) -> None:  # type: ignore[no-untyped-def]
+    df = spark.createDataFrame(ROWS, SCHEMA)
+    cs = CheckSet.from_dicts([{"check": "null-check", "check-id": "name", "columns": ["id"]}])
+    result = BatchDQEngine(cs).run_batch(df)
+    assert sorted(r["name"] for r in result.df.collect() if r["name"]) == ["a", "c", "d"]
+    assert sorted((r["id"], r["name"]) for r in result.pass_df().collect()) == [(1, "a"), (2, None), (4, "d")]
+
+
+def test_report_reads_in_plain_words(spark) -> None:  # type: ignore[no-untyped-def]
+    df = spark.createDataFrame(ROWS, SCHEMA)
+    cs = checks({"check": "row-count-min-check", "check-id": "volume", "min-count": 2})
+    text = str(BatchDQEngine(cs).run_batch(df).report())
+    lines = text.splitlines()
+    assert lines[0] == "Validation Report: 1 passed, 2 failed"
+    assert lines[1] == "-" * 50
+    assert "PASSED:" in lines and "FAILED:" in lines
+    assert "✓ volume" in lines
+    assert "✗ id_present (critical)" in lines
+    assert any(line.startswith("  Details: ") and "'id'" in line for line in lines)
+
+
+def test_raise_on_critical_attaches_the_report(spark) -> None:  # type: ignore[no-untyped-def]
+    df = spark.createDataFrame(ROWS, SCHEMA)
+    with pytest.raises(CriticalCheckFailedError, match="id_present") as info:
+        BatchDQEngine(checks()).run_batch(df, raise_on_critical=True)
+    assert info.value.report.failed[0].check_id == "id_present"
+    clean = spark.createDataFrame([(1, None, 1.0)], SCHEMA)
+    BatchDQEngine(checks()).run_batch(clean, raise_on_critical=True)  # only a warning: no raise
+
+
+def test_a_missing_column_is_a_clear_error(spark) -> None:  # type: ignore[no-untyped-def]
+    df = spark.createDataFrame(ROWS, SCHEMA)
+    cs = CheckSet.from_dicts([{"check": "null-check", "check-id": "ghost", "columns": ["nope"]}])
+    with pytest.raises(CheckEvaluationError, match="'ghost'.*nope"):
+        BatchDQEngine(cs).run_batch(df)
+
+
+def _jobs_in_group(spark, group: str) -> int:  # type: ignore[no-untyped-def]
+    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
+def test_n_aggregates_and_m_row_checks_cost_one_aggregation_job(spark) -> None:  # type: ignore[no-untyped-def]
+    df = spark.range(2000).selectExpr("id", "CASE WHEN id % 7 = 0 THEN NULL ELSE id END AS v")
+    raws = [{"check": "null-check", "check-id": f"row{i}", "columns": ["v"]} for i in range(8)]
+    raws += [{"check": "row-count-min-check", "check-id": f"agg{i}", "min-count": i} for i in range(12)]
+    cs = CheckSet.from_dicts(raws)
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    try:
+        sc = spark.sparkContext
+        sc.setJobGroup("engine-single-pass", "one aggregation job")
+        result = BatchDQEngine(cs).run_batch(df)
+        jobs = _jobs_in_group(spark, "engine-single-pass")
+        summary = result.summary()
+        report = result.report()
+        assert _jobs_in_group(spark, "engine-single-pass") == jobs  # summary and report run no job
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+        spark.conf.set("spark.sql.adaptive.enabled", "true")
+    assert jobs == 1
+    assert summary.failed_records == 286
+    assert len(report.lines) == 20
+    assert result.outcome.violations == dict.fromkeys(range(8), 286)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.tuples(st.one_of(st.none(), st.integers(-5, 5)), st.one_of(st.none(), st.text("ab", max_size=3))),
+        max_size=40,
+    )
+)
+def test_every_row_lands_in_exactly_one_view(spark, rows) -> None:  # type: ignore[no-untyped-def]
+    df = spark.createDataFrame(rows, "id int, name string")
+    cs = CheckSet.from_dicts(
+        [
+            {"check": "null-check", "check-id": "id", "columns": ["id"]},
+            {"check": "null-check", "check-id": "name", "columns": ["name"], "severity": "warning"},
+            {"check": "row-count-max-check", "check-id": "cap", "max-count": 30},
+        ]
+    )
+    result = BatchDQEngine(cs).run_batch(df)
+    result.df.cache()
+    try:
+        passed, failed = result.pass_df().count(), result.fail_df().count()
+        s = result.summary()
+    finally:
+        result.df.unpersist()
+    assert passed + failed == len(rows)
+    assert (s.passed_records, s.failed_records) == (passed, failed)
+    expected_failed = len(rows) if len(rows) > 30 else sum(1 for r in rows if r[0] is None)
+    assert failed == expected_failed
