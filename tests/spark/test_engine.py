@@ -131,7 +131,7 @@ def test_raise_on_critical_attaches_the_report(spark) -> None:  # type: ignore[n
 def test_a_missing_column_is_a_clear_error(spark) -> None:  # type: ignore[no-untyped-def]
     df = spark.createDataFrame(ROWS, SCHEMA)
     cs = CheckSet.from_dicts([{"check": "null-check", "check-id": "ghost", "columns": ["nope"]}])
-    with pytest.raises(CheckEvaluationError, match="'ghost'.*nope"):
+    with pytest.raises(CheckEvaluationError, match=r"'ghost'.*nope"):
         BatchDQEngine(cs).run_batch(df)
 
 

@@ -61,14 +61,14 @@ def test_config_accepts_kebab_aliases_and_python_names() -> None:
 def test_config_bound_to_the_wrong_base_class_fails_at_definition() -> None:
     with pytest.raises(TypeError, match="must be a subclass of BaseAggregateCheck"):
 
-        class WrongConfig(BaseAggregateCheckConfig):  # noqa: F841
+        class WrongConfig(BaseAggregateCheckConfig):
             check_class: ClassVar[type[BaseCheck]] = NullCheck
 
 
 def test_config_without_check_class_fails_at_definition() -> None:
     with pytest.raises(TypeError, match="must set check_class"):
 
-        class NoClassConfig(BaseRowCheckConfig):  # noqa: F841
+        class NoClassConfig(BaseRowCheckConfig):
             pass
 
 
@@ -76,7 +76,7 @@ def test_registry_refuses_a_duplicate_name() -> None:
     with pytest.raises(ValueError, match="already registered"):
 
         @register_check_config(check_name="null-check")
-        class AnotherNullConfig(BaseRowCheckConfig):  # noqa: F841
+        class AnotherNullConfig(BaseRowCheckConfig):
             check_class: ClassVar[type[BaseCheck]] = NullCheck
 
 

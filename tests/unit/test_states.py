@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from functools import reduce
 
@@ -52,10 +53,10 @@ def close(a: object, b: object) -> bool:
 @given(values, st.lists(st.integers(0, 60), max_size=5))
 def test_folding_any_split_equals_the_whole(xs: list[float | None], cuts: list[int]) -> None:
     bounds = sorted({0, len(xs), *[min(c, len(xs)) for c in cuts]})
-    parts = [xs[a:b] for a, b in zip(bounds, bounds[1:], strict=False)] or [[]]
+    parts = [xs[a:b] for a, b in itertools.pairwise(bounds)] or [[]]
     whole = states_of(xs)
     for kind in whole:
-        folded = reduce(lambda acc, part: acc.merge(states_of(part)[kind]), parts, empty_state(kind))  # noqa: B023
+        folded = reduce(lambda acc, part: acc.merge(states_of(part)[kind]), parts, empty_state(kind))
         assert close(folded, whole[kind]), kind
 
 
