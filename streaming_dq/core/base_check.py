@@ -15,9 +15,10 @@ from streaming_dq.exceptions import MissingReferenceDatasetError
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
+    from streaming_dq.core.scope import WindowScope
     from streaming_dq.metrics.specs import StateSpec
 
-_NOT_PARAMETERS = frozenset({"self", "check_id", "severity", "tags", "group"})
+_NOT_PARAMETERS = frozenset({"self", "check_id", "severity", "tags", "group", "scope"})
 
 
 class BaseCheck(ABC):
@@ -37,6 +38,7 @@ class BaseCheck(ABC):
         *,
         tags: Iterable[str] = (),
         group: str | None = None,
+        scope: WindowScope | None = None,
     ) -> None:
         if not check_id or not isinstance(check_id, str):
             raise ValueError("check_id must be a non-empty string")
@@ -44,6 +46,9 @@ class BaseCheck(ABC):
         self.severity = normalize_severity(severity)
         self.tags: frozenset[str] = frozenset(tags)
         self.group = group
+        if scope is not None and not isinstance(self, ObservableAggregateCheck):
+            raise ValueError(f"check {check_id!r}: only observable aggregate checks can have a window scope")
+        self.scope = scope
 
     @property
     def name(self) -> str:
@@ -111,9 +116,7 @@ class BaseRowCheck(BaseCheck):
         return f"{what[0].upper()}{what[1:]} has {violations} violating rows ({pct:.2f}%)"
 
     def _subject(self) -> str:
-        cols = getattr(self, "columns", None) or (
-            [self.column] if hasattr(self, "column") else []
-        )
+        cols = getattr(self, "columns", None) or ([self.column] if hasattr(self, "column") else [])
         if not cols:
             return f"check {self.check_id!r}"
         if len(cols) == 1:

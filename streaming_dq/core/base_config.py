@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck, BaseRowCheck
+from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck, BaseRowCheck, ObservableAggregateCheck
+from streaming_dq.core.scope import WindowScope
 from streaming_dq.core.severity import Severity, normalize_severity
 
 
@@ -40,11 +41,21 @@ class BaseCheckConfig(BaseModel):
     severity: Severity = Severity.CRITICAL
     tags: tuple[str, ...] = ()
     group: str | None = None
+    scope: WindowScope | None = None
 
     @field_validator("severity", mode="before")
     @classmethod
     def _normalise_severity(cls, value: Any) -> Severity:
         return normalize_severity(value)
+
+    @model_validator(mode="after")
+    def _scope_needs_an_observable_check(self) -> BaseCheckConfig:
+        check_class = type(self).__dict__.get("check_class") or getattr(type(self), "check_class", None)
+        if self.scope is not None and not (
+            isinstance(check_class, type) and issubclass(check_class, ObservableAggregateCheck)
+        ):
+            raise ValueError("scope: only observable aggregate checks can be window-scoped")
+        return self
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:

@@ -152,8 +152,13 @@ class ValidationPlan:
         self.timezone = timezone
         self.malformed_column = malformed_column
         self.row_checks: list[BaseRowCheck] = [c for c in checks if isinstance(c, BaseRowCheck)]
+        aggregates = [c for c in checks if isinstance(c, BaseAggregateCheck)]
+        #: Window-scoped checks are judged per event-time window by the gate's accumulator, not per batch.
+        self.window_checks: list[ObservableAggregateCheck] = [
+            c for c in aggregates if isinstance(c, ObservableAggregateCheck) and c.scope is not None
+        ]
         self.aggregate_checks: list[BaseAggregateCheck] = [
-            c for c in checks if isinstance(c, BaseAggregateCheck)
+            c for c in aggregates if c not in self.window_checks
         ]
         self.declaration_order = {c.check_id: i for i, c in enumerate(checks)}
         for c in checks:
@@ -218,7 +223,7 @@ class ValidationPlan:
 
     def _check_columns(self, df: DataFrame) -> None:
         names = set(df.columns)
-        for check in [*self.row_checks, *self.aggregate_checks]:
+        for check in [*self.row_checks, *self.aggregate_checks, *self.window_checks]:
             missing = [c for c in _referenced_columns(check) if c not in names]
             if missing:
                 raise CheckEvaluationError(

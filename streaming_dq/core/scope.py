@@ -1,0 +1,60 @@
+"""Window scopes: ``scope: {window: 1 day}`` makes an observable aggregate check judge event-time windows."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+_UNITS = {
+    "second": 1,
+    "seconds": 1,
+    "minute": 60,
+    "minutes": 60,
+    "hour": 3600,
+    "hours": 3600,
+    "day": 86400,
+    "days": 86400,
+}
+_PATTERN = re.compile(r"^\s*(\d+)\s*([a-z]+)\s*$")
+
+
+def parse_window(text: str) -> timedelta:
+    """``"1 day"`` -> ``timedelta(days=1)``; units: seconds, minutes, hours, days.
+
+    Raises:
+        ValueError: not ``<positive integer> <unit>`` or a window that does not divide a day evenly
+            (windows are aligned to local midnight).
+    """
+    m = _PATTERN.match(text.lower())
+    if not m or m.group(2) not in _UNITS or int(m.group(1)) <= 0:
+        raise ValueError(f"invalid window {text!r}: expected e.g. '1 hour', '15 minutes', '1 day'")
+    seconds = int(m.group(1)) * _UNITS[m.group(2)]
+    if seconds < 86400 and 86400 % seconds:
+        raise ValueError(f"window {text!r} must divide a day evenly (windows are aligned to local midnight)")
+    if seconds > 86400 and seconds % 86400:
+        raise ValueError(f"window {text!r}: windows longer than a day must be whole days")
+    return timedelta(seconds=seconds)
+
+
+class WindowScope(BaseModel):
+    """The event-time window a check is judged over.
+
+    Attributes:
+        window: Tumbling window size, e.g. ``1 day``, aligned to local midnight in ``gate.timezone``.
+    """
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+
+    window: str = Field(description="Tumbling event-time window, e.g. '1 hour' or '1 day'.")
+
+    @field_validator("window")
+    @classmethod
+    def _valid(cls, value: str) -> str:
+        parse_window(value)
+        return value.strip()
+
+    @property
+    def size(self) -> timedelta:
+        return parse_window(self.window)
