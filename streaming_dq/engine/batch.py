@@ -94,10 +94,9 @@ class BatchDQEngine:
         result = BatchValidationResult(
             result_df, outcome.aggregate_results, input_columns, timestamp, outcome
         )
-        if raise_on_critical and any(
-            r.status == "failed" and r.severity in plan.fail_levels
-            for r in [*outcome.row_results, *outcome.aggregate_results]
-        ):
+        verdicts = [(r.status, r.severity) for r in outcome.row_results]
+        verdicts += [(a.status, a.severity) for a in outcome.aggregate_results]
+        if raise_on_critical and any(st == "failed" and sev in plan.fail_levels for st, sev in verdicts):
             raise CriticalCheckFailedError(result.report())
         return result
 

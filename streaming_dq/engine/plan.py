@@ -231,7 +231,7 @@ class ValidationPlan:
                     f"column(s) {', '.join(missing)} not in the data (columns: {', '.join(df.columns)})",
                 )
 
-    def _regime_in(self, ordinals: set[int]) -> Column | bool:
+    def _regime_in(self, ordinals: set[int] | frozenset[int]) -> Column | bool:
         return self.regimes.membership(ordinals)
 
     def row_fail_column(self) -> Column:
@@ -297,8 +297,7 @@ class ValidationPlan:
         cols: list[Column] = []
         fail, warn = self.row_fail_column(), self.row_warn_column()
         for r in self.regimes.ordinals:
-            where = self._regime_in({r})
-            in_r = F.lit(True) if where is True else where
+            in_r = self.regimes.membership_column({r})
             cols.append(F.count_if(in_r).alias(f"__n_{r}"))
             cols.append(F.count_if(in_r & fail).alias(f"__fail_{r}"))
             cols.append(F.count_if(in_r & ~fail & warn).alias(f"__warn_{r}"))
@@ -342,10 +341,10 @@ class ValidationPlan:
                 sub = {key[len(prefix) :]: v for key, v in values.items() if key.startswith(prefix)}
                 ev = check._evaluate_from_agg_results(sub, multiplier=group.multiplier)
                 results.append((self.declaration_order[check.check_id], self._wrap(check, group, ev)))
-        for check in self.classic_checks():
-            for _g, group in self._reported_groups(check, present):
+        for classic in self.classic_checks():
+            for _g, group in self._reported_groups(classic, present):
                 if group.verdict.kind == "off":
-                    results.append((self.declaration_order[check.check_id], self._skipped(check, group)))
+                    results.append((self.declaration_order[classic.check_id], self._skipped(classic, group)))
                     continue
                 if df is None:
                     raise ValueError("classic aggregate checks need the DataFrame")
@@ -354,8 +353,8 @@ class ValidationPlan:
                     if not self.regimes.split
                     else df.filter(self.regimes.membership_column(group.ordinals))
                 )
-                ev = check._evaluate_logic(scoped, multiplier=group.multiplier)
-                results.append((self.declaration_order[check.check_id], self._wrap(check, group, ev)))
+                ev = classic._evaluate_logic(scoped, multiplier=group.multiplier)
+                results.append((self.declaration_order[classic.check_id], self._wrap(classic, group, ev)))
         results.sort(key=lambda t: t[0])
         outcome.aggregate_results = [r for _, r in results]
         for _, res in results:
