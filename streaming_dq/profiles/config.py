@@ -1,0 +1,344 @@
+"""The ``profiles:`` section of a gate config: pydantic models, and their conversion to profile objects.
+
+```yaml
+profiles:
+  - type: holiday
+    name: Christmas 2025
+    start-date: 2025-12-20
+    end-date: 2026-01-05
+    rules:
+      - {select: {tag: xmas}, metric-multiplier: 2.0}
+      - {select: {check: Volume}, disable: true}
+  - type: recurring
+    name: Weekends
+    weekdays: [sat, sun]
+    rules: [{select: {check-id: orders-min}, severity: warning}]
+```
+
+Keys are kebab-case (snake_case names are accepted too); unknown keys are errors. :func:`load_profiles`
+turns a validation error into a :class:`~streaming_dq.exceptions.ConfigError` naming the source and the
+field path, e.g. ``profiles[0].rules[1].metric-multiplier``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StringConstraints,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import ErrorDetails
+
+from streaming_dq.core.severity import Severity, normalize_severity
+from streaming_dq.exceptions import ConfigError, InvalidSeverityLevelError
+from streaming_dq.profiles.profiles import (
+    HolidayProfile,
+    Profile,
+    RecurringProfile,
+    parse_month_day,
+    parse_weekdays,
+)
+from streaming_dq.profiles.rules import Rule
+from streaming_dq.profiles.selectors import CheckIdSelector, GroupSelector, Selector, TagSelector
+
+__all__ = [
+    "HolidayProfileConfig",
+    "ProfileConfig",
+    "ProfileList",
+    "ProfilesConfig",
+    "RecurringProfileConfig",
+    "RuleConfig",
+    "SelectorConfig",
+    "format_field_path",
+    "load_profiles",
+]
+
+_PROFILE_TYPES = frozenset({"holiday", "recurring"})
+
+
+def _calendar_date(value: object) -> object:
+    """Accept a ``date`` (YAML's unquoted ``2025-12-20``) or an ISO ``"YYYY-MM-DD"`` string, nothing else."""
+    if isinstance(value, datetime):
+        raise ValueError(f"expected a calendar date, got the timestamp {value.isoformat()}")
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    raise ValueError(f"expected a date like 2025-12-20, got {value!r}")
+
+
+def _month_day(value: object) -> str:
+    month, day = parse_month_day(value)
+    return f"{month:02d}-{day:02d}"
+
+
+def _severity(value: object) -> Severity | None:
+    if value is None:
+        return None
+    if not isinstance(value, Severity | str):
+        raise InvalidSeverityLevelError(f"invalid severity {value!r}: expected critical or warning")
+    return normalize_severity(value)
+
+
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+CalendarDate = Annotated[date, BeforeValidator(_calendar_date)]
+MonthDay = Annotated[str, BeforeValidator(_month_day)]
+Multiplier = Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
+SeverityOverride = Annotated[Severity | None, BeforeValidator(_severity)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+class SelectorConfig(_Model):
+    """``select:`` of a rule: exactly one of ``{tag: T}``, ``{check: G}``, ``{check: G, check-id: C}``,
+    ``{check-id: C}``.
+
+    Example:
+        >>> SelectorConfig.model_validate({"check": "Volume", "check-id": "orders-min"}).to_selector()
+        GroupSelector(group='Volume', check_id='orders-min')
+    """
+
+    tag: Name | None = None
+    check: Name | None = None
+    check_id: Name | None = Field(default=None, alias="check-id")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> SelectorConfig:
+        kinds = sum(v is not None for v in (self.tag, self.check or self.check_id))
+        if kinds != 1:
+            raise ValueError(
+                "select needs exactly one of {tag: T}, {check: G}, {check: G, check-id: C} or {check-id: C}"
+            )
+        return self
+
+    def to_selector(self) -> Selector:
+        """Return the selector this config describes."""
+        if self.tag is not None:
+            return TagSelector(self.tag)
+        if self.check is not None:
+            return GroupSelector(self.check, self.check_id)
+        assert self.check_id is not None  # guaranteed by _one_kind
+        return CheckIdSelector(self.check_id)
+
+
+class RuleConfig(_Model):
+    """One rule: ``{select: ..., disable: bool, metric-multiplier: float > 0, severity: critical|warning}``.
+
+    Example:
+        >>> RuleConfig.model_validate({"select": {"tag": "xmas"}, "metric-multiplier": 2}).to_rule()
+        Rule(selector=TagSelector(tag='xmas'), disabled=False, metric_multiplier=2.0, severity=None)
+    """
+
+    select: SelectorConfig
+    disable: StrictBool = False
+    metric_multiplier: Multiplier = Field(default=1.0, alias="metric-multiplier")
+    severity: SeverityOverride = None
+
+    def to_rule(self) -> Rule:
+        """Return the rule this config describes."""
+        return Rule(self.select.to_selector(), self.disable, self.metric_multiplier, self.severity)
+
+
+class HolidayProfileConfig(_Model):
+    """``type: holiday``: active from ``start-date`` to ``end-date``, both included.
+
+    Example:
+        >>> HolidayProfileConfig.model_validate(
+        ...     {"type": "holiday", "name": "Xmas", "start-date": "2025-12-20", "end-date": "2026-01-05"}
+        ... ).to_profile().end_date
+        datetime.date(2026, 1, 5)
+    """
+
+    type: Literal["holiday"]
+    name: Name
+    start_date: CalendarDate = Field(alias="start-date")
+    end_date: CalendarDate = Field(alias="end-date")
+    rules: list[RuleConfig] = Field(default_factory=list)
+
+    @field_validator("end_date")
+    @classmethod
+    def _not_before_start(cls, end: date, info: ValidationInfo) -> date:
+        start = info.data.get("start_date")
+        if start is not None and end < start:
+            raise ValueError(f"end date {end} is before start date {start}")
+        return end
+
+    def to_profile(self) -> HolidayProfile:
+        """Return the :class:`HolidayProfile` this config describes."""
+        return HolidayProfile(self.name, self.start_date, self.end_date, [r.to_rule() for r in self.rules])
+
+
+class RecurringProfileConfig(_Model):
+    """``type: recurring``: the same month-days every year (may wrap over new year) and/or given weekdays.
+
+    Example:
+        >>> RecurringProfileConfig.model_validate(
+        ...     {"type": "recurring", "name": "Xmas", "month-day-start": "12-24", "month-day-end": "01-01"}
+        ... ).to_profile().wraps
+        True
+    """
+
+    type: Literal["recurring"]
+    name: Name
+    month_day_start: MonthDay | None = Field(default=None, alias="month-day-start")
+    month_day_end: MonthDay | None = Field(default=None, alias="month-day-end", validate_default=True)
+    weekdays: Annotated[tuple[str, ...], BeforeValidator(parse_weekdays)] | None = None
+    rules: list[RuleConfig] = Field(default_factory=list)
+
+    @field_validator("month_day_end")
+    @classmethod
+    def _both_ends(cls, end: str | None, info: ValidationInfo) -> str | None:
+        if "month_day_start" not in info.data:  # the start itself is invalid: reported there
+            return end
+        if (info.data["month_day_start"] is None) != (end is None):
+            raise ValueError("a month-day range needs both month-day-start and month-day-end")
+        return end
+
+    @model_validator(mode="after")
+    def _range_or_weekdays(self) -> RecurringProfileConfig:
+        if self.month_day_start is None and self.weekdays is None:
+            raise ValueError("a recurring profile needs month-day-start/month-day-end, weekdays, or both")
+        return self
+
+    def to_profile(self) -> RecurringProfile:
+        """Return the :class:`RecurringProfile` this config describes."""
+        return RecurringProfile(
+            self.name,
+            self.month_day_start,
+            self.month_day_end,
+            self.weekdays,
+            [r.to_rule() for r in self.rules],
+        )
+
+
+ProfileConfig = Annotated[HolidayProfileConfig | RecurringProfileConfig, Field(discriminator="type")]
+"""One item of ``profiles:``, chosen by its ``type`` key."""
+
+
+def _unique_names(profiles: list[HolidayProfileConfig | RecurringProfileConfig]) -> list[Any]:
+    seen: dict[str, int] = {}
+    for index, profile in enumerate(profiles):
+        if profile.name in seen:
+            first = seen[profile.name]
+            raise ValueError(
+                f"duplicate profile name {profile.name!r} (profiles[{first}] and profiles[{index}])"
+            )
+        seen[profile.name] = index
+    return profiles
+
+
+ProfileList = Annotated[list[ProfileConfig], AfterValidator(_unique_names)]
+"""The ``profiles:`` list, names unique; embed as ``profiles: ProfileList = []`` in a gate config model."""
+
+
+class ProfilesConfig(_Model):
+    """A config holding a ``profiles:`` list.
+
+    Example:
+        >>> weekends = {"type": "recurring", "name": "Weekends", "weekdays": ["sat", "sun"]}
+        >>> ProfilesConfig.model_validate({"profiles": [weekends]}).to_profiles()[0].weekdays
+        ('sat', 'sun')
+    """
+
+    profiles: ProfileList = Field(default_factory=list)
+
+    def to_profiles(self) -> list[Profile]:
+        """Return the profile objects, in config order."""
+        return [p.to_profile() for p in self.profiles]
+
+
+def load_profiles(raw: Sequence[dict[str, Any]], *, source: str | None = None) -> list[Profile]:
+    """Validate the items of a ``profiles:`` list and return the profile objects, in order.
+
+    The caller's dicts are not modified.
+
+    Args:
+        raw: The parsed ``profiles:`` list (e.g. from ``yaml.safe_load``).
+        source: Where the list came from (a file name), named in errors.
+
+    Raises:
+        InvalidSeverityLevelError: a rule's severity is neither ``critical`` nor ``warning``.
+        ConfigError: any other invalid entry; ``field_path`` names it, e.g. ``profiles[0].end-date``.
+
+    Example:
+        >>> [p.name for p in load_profiles([{"type": "holiday", "name": "Xmas",
+        ...     "start-date": "2025-12-20", "end-date": "2026-01-05",
+        ...     "rules": [{"select": {"tag": "xmas"}, "metric-multiplier": 2.0}]}])]
+        ['Xmas']
+    """
+    try:
+        config = ProfilesConfig.model_validate({"profiles": raw})
+    except ValidationError as exc:
+        raise _config_error(exc, source) from None
+    return config.to_profiles()
+
+
+_ALIASES = {
+    name: info.alias
+    for model in (SelectorConfig, RuleConfig, HolidayProfileConfig, RecurringProfileConfig)
+    for name, info in model.model_fields.items()
+    if info.alias
+}
+
+
+def format_field_path(loc: Sequence[str | int]) -> str:
+    """Format a pydantic error location as a config field path with the YAML key names.
+
+    The tag pydantic inserts after a discriminated profile (``holiday``/``recurring``) is dropped and field
+    names are shown by their kebab-case alias.
+
+    Example:
+        >>> format_field_path(("profiles", 0, "holiday", "rules", 1, "metric_multiplier"))
+        'profiles[0].rules[1].metric-multiplier'
+    """
+    path = ""
+    previous: str | int | None = None
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif not (isinstance(previous, int) and part in _PROFILE_TYPES):
+            path += f"{'.' if path else ''}{_ALIASES.get(part, part)}"
+        previous = part
+    return path
+
+
+def _describe(error: ErrorDetails) -> tuple[str, str]:
+    """Return the field path and the plain reason of one pydantic error."""
+    loc = tuple(error["loc"])
+    if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        tag = (error.get("ctx") or {}).get("tag")
+        got = "it is missing" if tag is None else f"got {tag!r}"
+        return format_field_path(
+            (*loc, "type")
+        ), f"type must be one of {', '.join(sorted(_PROFILE_TYPES))}; {got}"
+    cause = (error.get("ctx") or {}).get("error")
+    reason = cause.reason if isinstance(cause, ConfigError) else error["msg"].removeprefix("Value error, ")
+    return format_field_path(loc), reason
+
+
+def _config_error(exc: ValidationError, source: str | None) -> ConfigError:
+    errors = exc.errors()
+    field_path, reason = _describe(errors[0])
+    if len(errors) > 1:
+        others = "; ".join("{}: {}".format(*_describe(e)) for e in errors[1:])
+        reason = f"{reason} (and {len(errors) - 1} more: {others})"
+    cause = (errors[0].get("ctx") or {}).get("error")
+    kind = InvalidSeverityLevelError if isinstance(cause, InvalidSeverityLevelError) else ConfigError
+    return kind(reason, source=source, field_path=field_path)

@@ -1,0 +1,87 @@
+"""Profile Spark expressions agree with their Python twins: active_column, regime_column, event_date_column."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from streaming_dq.profiles import (
+    HolidayProfile,
+    RecurringProfile,
+    event_date,
+    event_date_column,
+    regime_column,
+    regime_of,
+)
+
+pytestmark = pytest.mark.spark
+
+PROFILES = [
+    HolidayProfile("Christmas 2025", date(2025, 12, 20), date(2026, 1, 5)),
+    RecurringProfile("Christmas every year", "12-24", "01-01"),
+    RecurringProfile("Weekends", weekdays=["sat", "sun"]),
+    RecurringProfile("Leap day on", "02-29", "03-02"),
+    RecurringProfile("Summer Fridays", "07-01", "08-31", weekdays=["fri"]),
+    HolidayProfile("Black Friday", date(2025, 11, 28), date(2025, 11, 28)),
+]
+
+
+def test_active_and_regime_columns_agree_with_python_on_every_date(spark: Any) -> None:
+    from pyspark.sql import functions as F
+
+    first, last = date(2023, 12, 1), date(2026, 3, 31)  # Feb 29 2024, two new years, both holiday bounds
+    dates: list[date | None] = [first + timedelta(n) for n in range((last - first).days + 1)]
+    dates.append(None)
+    df = spark.createDataFrame([(d,) for d in dates], "d date")
+    columns = [p.active_column(F.col("d")).alias(f"a{i}") for i, p in enumerate(PROFILES)]
+    rows = df.select("d", *columns, regime_column(PROFILES, F.col("d")).alias("regime")).collect()
+
+    got = {r["d"]: ([r[f"a{i}"] for i in range(len(PROFILES))], r["regime"]) for r in rows}
+    expected = {
+        d: ([d is not None and p.is_active(d) for p in PROFILES], regime_of(PROFILES, d).mask) for d in dates
+    }
+    assert got == expected
+    assert got[date(2025, 12, 20)] == ([True, False, True, False, False, False], 0b101)
+    assert got[None] == ([False] * len(PROFILES), 0)
+
+
+def test_regime_column_without_profiles_is_zero(spark: Any) -> None:
+    from pyspark.sql import functions as F
+
+    df = spark.createDataFrame([(date(2025, 12, 25),), (None,)], "d date")
+    assert [r[0] for r in df.select(regime_column([], F.col("d"))).collect()] == [0, 0]
+
+
+EVENTS = [
+    datetime(2025, 12, 19, 23, 30, tzinfo=UTC),  # Dec 20 in Berlin
+    datetime(2025, 12, 20, 3, 0, tzinfo=UTC),  # Dec 19 in New York
+    datetime(2025, 3, 30, 0, 59, 59, tzinfo=UTC),  # just before Berlin's spring-forward
+    datetime(2025, 10, 25, 22, 0, tzinfo=UTC),  # midnight in Berlin before autumn fall-back
+    datetime(1969, 12, 31, 23, 30, tzinfo=UTC),  # before the epoch
+    None,
+]
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata"])
+def test_event_date_column_agrees_with_event_date(spark: Any, zone: str) -> None:
+    from pyspark.sql import functions as F
+
+    df = spark.createDataFrame([(ts,) for ts in EVENTS], "ts timestamp")
+    got = [r[0] for r in df.select(event_date_column(F.col("ts"), zone)).collect()]
+    assert got == [None if ts is None else event_date(ts, zone) for ts in EVENTS]
+
+
+def test_event_date_column_does_not_depend_on_the_session_time_zone(spark: Any) -> None:
+    from pyspark.sql import functions as F
+
+    df = spark.createDataFrame([(ts,) for ts in EVENTS], "ts timestamp")
+    expected = [None if ts is None else event_date(ts, "Europe/Berlin") for ts in EVENTS]
+    previous = spark.conf.get("spark.sql.session.timeZone")
+    try:
+        spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
+        got = [r[0] for r in df.select(event_date_column(F.col("ts"), "Europe/Berlin")).collect()]
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", previous)
+    assert got == expected
