@@ -1,0 +1,477 @@
+"""The YAML config of a whole gate job: pydantic models of its sections, and the JSON Schema for editors.
+
+A gate config names the source stream, the gate, its targets, its checks and profiles, the Prometheus
+endpoint and the Spark session:
+
+```yaml
+gate: {name: orders, event-time: order_ts, timezone: UTC}
+source:
+  format: json
+  path: data/landing/orders
+  schema: "order_id STRING, order_ts TIMESTAMP, customer_id STRING, amount DOUBLE"
+  max-files-per-trigger: 1
+  trigger: available-now            # or {processing-time: "10 seconds"}
+checkpoint: data/state/orders
+targets: {pass: data/tables/orders_pass, quarantine: data/tables/orders_quarantine}
+checks:
+  - {check: null-check, check-id: order-id-present, columns: [order_id]}
+```
+
+Keys are kebab-case (the snake_case field names are accepted too) and unknown keys are errors, so a typo
+never silently changes what runs. The ``checks:`` items are validated by the check factory (see
+:func:`streaming_dq.config.loader.load_gate_config`), the ``profiles:`` items by
+:mod:`streaming_dq.profiles.config`. Load files with :func:`~streaming_dq.config.loader.load_gate_config`,
+which also expands ``${ENV}`` variables and resolves relative paths against the config file's folder.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    PrivateAttr,
+    StringConstraints,
+    WithJsonSchema,
+    field_validator,
+)
+
+from streaming_dq.config.check_set import CheckSet
+from streaming_dq.core.base_config import kebab
+from streaming_dq.core.severity import Severity, normalize_severity
+from streaming_dq.exceptions import ConfigError
+from streaming_dq.profiles.config import ProfileList
+from streaming_dq.profiles.event_time import time_zone
+from streaming_dq.profiles.profiles import Profile
+
+__all__ = [
+    "FILE_FORMATS",
+    "GateConfig",
+    "GateSection",
+    "MetricsSection",
+    "PrometheusSection",
+    "PushgatewaySection",
+    "ReferenceDatasetConfig",
+    "SourceSection",
+    "SparkSection",
+    "TargetsSection",
+    "Trigger",
+    "ddl_column_names",
+    "ddl_columns",
+    "gate_config_json_schema",
+    "parse_trigger",
+]
+
+FileFormat = Literal["json", "csv", "parquet", "orc", "text", "delta"]
+FILE_FORMATS: tuple[str, ...] = ("json", "csv", "parquet", "orc", "text", "delta")
+"""Source and reference formats a gate config accepts (``delta`` needs the delta-spark JARs to stream)."""
+
+NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+def _option_value(value: object) -> str:
+    """Spark reader options are strings: ``true`` -> ``"true"``, ``1`` -> ``"1"``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    raise ValueError(f"an option value must be a string, number or boolean, got {type(value).__name__}")
+
+
+OptionValue = Annotated[str, BeforeValidator(_option_value)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=kebab, populate_by_name=True, extra="forbid", frozen=True, validate_default=True
+    )
+
+
+# --- trigger ---------------------------------------------------------------------------------------------
+
+_INTERVAL = re.compile(
+    r"^\s*\d+(\.\d+)?\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?|d|days?)\s*$", re.I
+)
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """When micro-batches run: drain what is there and stop, or one batch every interval, forever.
+
+    Attributes:
+        processing_time: The interval (``"10 seconds"``) of a processing-time trigger; None for available-now.
+    """
+
+    processing_time: str | None = None
+
+    @property
+    def available_now(self) -> bool:
+        """True when the job drains the source and stops."""
+        return self.processing_time is None
+
+    def to_spark(self) -> dict[str, Any]:
+        """The keyword arguments of ``DataStreamWriter.trigger``.
+
+        Example:
+            >>> Trigger("10 seconds").to_spark()
+            {'processingTime': '10 seconds'}
+        """
+        if self.processing_time is None:
+            return {"availableNow": True}
+        return {"processingTime": self.processing_time}
+
+    def to_config(self) -> str | dict[str, str]:
+        """The YAML form: ``available-now`` or ``{processing-time: INTERVAL}``."""
+        return "available-now" if self.processing_time is None else {"processing-time": self.processing_time}
+
+
+def parse_trigger(value: object) -> Trigger:
+    """Read ``available-now`` or ``{processing-time: "10 seconds"}``.
+
+    Raises:
+        ValueError: anything else, with the accepted forms in the message.
+    """
+    if isinstance(value, Trigger):
+        return value
+    if value == "available-now":
+        return Trigger()
+    if isinstance(value, dict) and set(value) == {"processing-time"}:
+        interval = value["processing-time"]
+        if isinstance(interval, str) and _INTERVAL.match(interval):
+            return Trigger(interval.strip())
+        raise ValueError(
+            f"processing-time must be an interval such as '10 seconds' or '1 minute', got {interval!r}"
+        )
+    raise ValueError(f"trigger must be 'available-now' or {{processing-time: '10 seconds'}}, got {value!r}")
+
+
+TriggerField = Annotated[
+    Trigger,
+    PlainValidator(parse_trigger),
+    PlainSerializer(lambda t: t.to_config()),
+    WithJsonSchema(
+        {
+            "oneOf": [
+                {"const": "available-now", "description": "Drain what the source holds, then stop."},
+                {
+                    "type": "object",
+                    "properties": {"processing-time": {"type": "string", "examples": ["10 seconds"]}},
+                    "required": ["processing-time"],
+                    "additionalProperties": False,
+                    "description": "One micro-batch every interval, until stopped.",
+                },
+            ]
+        }
+    ),
+]
+
+
+# --- Spark DDL ---------------------------------------------------------------------------------------------
+
+_SIMPLE_TYPES = frozenset(
+    {
+        *("string", "varchar", "char", "binary", "boolean", "tinyint", "byte", "smallint", "short", "int"),
+        *("integer", "bigint", "long", "float", "real", "double", "decimal", "dec", "numeric", "date"),
+        *("timestamp", "timestamp_ntz", "timestamp_ltz", "variant", "void", "interval"),
+    }
+)
+_COMPLEX_TYPES = frozenset({"array", "map", "struct"})
+
+
+def _split_top_level(ddl: str) -> list[str]:
+    """Split ``ddl`` on the commas that are not inside ``<>``, ``()`` or backticks."""
+    parts: list[str] = []
+    current: list[str] = []
+    depth, quoted = 0, False
+    for char in ddl:
+        if char == "`":
+            quoted = not quoted
+        elif not quoted and char in "<(":
+            depth += 1
+        elif not quoted and char in ">)":
+            depth -= 1
+        elif not quoted and depth == 0 and char == ",":
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    parts.append("".join(current))
+    return [p.strip() for p in parts]
+
+
+_COLUMN = re.compile(r"^(`(?:[^`]|``)+`|[A-Za-z_][A-Za-z0-9_]*)\s*:?\s+([A-Za-z_]+)")
+TIME_TYPES = frozenset({"timestamp", "timestamp_ntz", "timestamp_ltz", "date"})
+
+
+def ddl_columns(ddl: str) -> list[tuple[str, str]]:
+    """The top-level ``(column name, lower-case type keyword)`` pairs of a Spark DDL schema, without a JVM.
+
+    Only the shape is checked (``name TYPE`` items, a known type keyword): Spark parses the full types.
+
+    Raises:
+        ValueError: an item is not ``name TYPE`` or its type is not a Spark SQL type.
+
+    Example:
+        >>> ddl_columns("id STRING, `amount eur` DECIMAL(10,2), tags ARRAY<STRING>")
+        [('id', 'string'), ('amount eur', 'decimal'), ('tags', 'array')]
+    """
+    columns = []
+    for item in _split_top_level(ddl):
+        match = _COLUMN.match(item)
+        if match is None:
+            raise ValueError(f"expected 'name TYPE' items separated by commas, got {item!r}")
+        name, type_name = match.group(1), match.group(2).lower()
+        if type_name not in _SIMPLE_TYPES | _COMPLEX_TYPES:
+            raise ValueError(f"column {name}: {match.group(2)!r} is not a Spark SQL type")
+        columns.append((name[1:-1].replace("``", "`") if name.startswith("`") else name, type_name))
+    return columns
+
+
+def ddl_column_names(ddl: str) -> list[str]:
+    """The top-level column names of a Spark DDL schema string (see :func:`ddl_columns`).
+
+    Example:
+        >>> ddl_column_names("id STRING, ts TIMESTAMP")
+        ['id', 'ts']
+    """
+    return [name for name, _ in ddl_columns(ddl)]
+
+
+# --- sections ------------------------------------------------------------------------------------------------
+
+
+class GateSection(_Section):
+    """``gate:``: the gate's name, its event-time column and the time zone its calendar dates are read in."""
+
+    name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")] = Field(
+        description="The gate's name: the `gate` label of its metrics and part of its Delta app id."
+    )
+    event_time: NonEmpty | None = Field(
+        default=None, description="The event-time (timestamp) column; profiles are chosen from it."
+    )
+    timezone: NonEmpty = Field(
+        default="UTC", description="IANA time zone of profile dates, e.g. Europe/Berlin."
+    )
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        time_zone(value)
+        return value
+
+
+class SourceSection(_Section):
+    """``source:``: the stream read with ``spark.readStream``."""
+
+    format: FileFormat = Field(description="Spark source format.")
+    path: NonEmpty = Field(description="Folder (or table) to stream from; relative to the config file.")
+    schema_: NonEmpty | None = Field(
+        default=None,
+        alias="schema",
+        description="Spark DDL schema, e.g. 'id STRING, ts TIMESTAMP'. Required for json and csv sources.",
+    )
+    options: dict[str, OptionValue] = Field(default_factory=dict, description="Spark reader options.")
+    max_files_per_trigger: int | None = Field(default=None, gt=0, description="Files per micro-batch.")
+    malformed_column: NonEmpty = Field(
+        default="_corrupt_record",
+        description="Column that holds the raw text of malformed json/csv records (PERMISSIVE mode).",
+    )
+    trigger: TriggerField = Field(default_factory=Trigger)
+
+    @field_validator("schema_")
+    @classmethod
+    def _valid_ddl(cls, value: str | None) -> str | None:
+        if value is not None:
+            ddl_column_names(value)
+        return value
+
+    def columns(self) -> dict[str, str] | None:
+        """The declared ``{column: type keyword}``, or None when the source brings its schema (parquet)."""
+        return dict(ddl_columns(self.schema_)) if self.schema_ else None
+
+
+class TargetsSection(_Section):
+    """``targets:``: the Delta tables the gate writes, and which writer writes them."""
+
+    pass_table: NonEmpty = Field(alias="pass", description="Delta table of the rows that passed.")
+    quarantine: NonEmpty = Field(description="Delta table of the failed rows, with their reasons.")
+    results: NonEmpty | None = Field(default=None, description="Delta table: one row per check per batch.")
+    metrics: NonEmpty | None = Field(default=None, description="Delta table of mergeable metric states.")
+    writer: Literal["auto", "delta-rs", "spark"] = Field(
+        default="auto", description="auto: Spark's Delta writer when the session has it, else delta-rs."
+    )
+
+    def paths(self) -> dict[str, str]:
+        """The configured tables by their config key (``pass``, ``quarantine`` ...)."""
+        named = {"pass": self.pass_table, "quarantine": self.quarantine}
+        named.update({k: v for k, v in (("results", self.results), ("metrics", self.metrics)) if v})
+        return named
+
+
+class ReferenceDatasetConfig(_Section):
+    """One entry of ``reference-datasets:``: a table or file integrity checks compare against."""
+
+    format: FileFormat
+    path: NonEmpty
+    schema_: NonEmpty | None = Field(default=None, alias="schema", description="Spark DDL schema.")
+    options: dict[str, OptionValue] = Field(default_factory=dict)
+    refresh_seconds: float = Field(
+        default=0.0, ge=0, description="Re-read after this many seconds; 0 re-reads it every batch."
+    )
+
+    @field_validator("schema_")
+    @classmethod
+    def _valid_ddl(cls, value: str | None) -> str | None:
+        if value is not None:
+            ddl_column_names(value)
+        return value
+
+
+class PrometheusSection(_Section):
+    """``metrics.prometheus:``: where the driver serves ``/metrics``."""
+
+    host: NonEmpty = "127.0.0.1"
+    port: int = Field(default=9108, ge=0, le=65535, description="0 lets the OS choose a free port.")
+
+
+class PushgatewaySection(_Section):
+    """``metrics.pushgateway:``: push the metrics once when an available-now run ends."""
+
+    url: NonEmpty = Field(description="Pushgateway address, e.g. http://pushgateway:9091.")
+    job: NonEmpty = "streaming_dq"
+
+
+class MetricsSection(_Section):
+    """``metrics:``: the Prometheus endpoint and the optional Pushgateway."""
+
+    prometheus: PrometheusSection | None = None
+    pushgateway: PushgatewaySection | None = None
+
+
+class SparkSection(_Section):
+    """``spark:``: the session the job builds (ignored where a session already exists)."""
+
+    master: NonEmpty = "local[2]"
+    app_name: NonEmpty | None = Field(default=None, description="Defaults to streaming-dq-<gate name>.")
+    log_level: Literal["ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"] = "WARN"
+    conf: dict[str, OptionValue] = Field(default_factory=dict, description="Extra Spark conf entries.")
+
+
+def _fail_level(value: object) -> Severity:
+    try:
+        return normalize_severity(value)  # type: ignore[arg-type]
+    except ConfigError as exc:
+        raise ValueError(exc.reason) from None
+
+
+class GateConfig(_Section):
+    """A whole gate job, as written in its YAML file.
+
+    Paths are the ones written in the file until :func:`~streaming_dq.config.loader.load_gate_config`
+    resolves them; ``source_file`` names the file the config came from (None when built in code).
+
+    Example:
+        >>> config = GateConfig.model_validate({
+        ...     "gate": {"name": "orders"},
+        ...     "source": {"format": "parquet", "path": "landing"},
+        ...     "checkpoint": "state",
+        ...     "targets": {"pass": "pass", "quarantine": "quarantine"},
+        ...     "checks": [{"check": "null-check", "check-id": "id", "columns": ["id"]}],
+        ... })
+        >>> config.source.trigger.available_now
+        True
+    """
+
+    gate: GateSection
+    source: SourceSection
+    checkpoint: NonEmpty = Field(
+        description="Folder of the streaming checkpoint; relative to the config file."
+    )
+    targets: TargetsSection
+    fail_levels: Annotated[list[Annotated[Severity, BeforeValidator(_fail_level)]], Field(min_length=1)] = (
+        Field(
+            default_factory=lambda: [Severity.CRITICAL],
+            description="Severities whose failures quarantine a row.",
+        )
+    )
+    on_aggregate_failure: Literal["quarantine-batch", "stop"] = "quarantine-batch"
+    schema_drift: Literal["merge", "quarantine", "stop"] | None = Field(
+        default=None, description="null: merge added nullable columns, quarantine incompatible changes."
+    )
+    reference_datasets: dict[str, ReferenceDatasetConfig] = Field(default_factory=dict)
+    profiles: ProfileList = Field(default_factory=list)
+    metrics: MetricsSection = Field(default_factory=MetricsSection)
+    spark: SparkSection = Field(default_factory=SparkSection)
+    checks: list[dict[str, Any]] = Field(
+        min_length=1, description="Check definitions: {check: <name>, check-id: ..., <parameters>}."
+    )
+
+    _source_file: str | None = PrivateAttr(default=None)
+
+    @property
+    def source_file(self) -> str | None:
+        """The YAML file this config was loaded from, named in errors."""
+        return self._source_file
+
+    def with_source_file(self, source_file: str | None) -> GateConfig:
+        """Return a copy of this config marked as loaded from ``source_file``."""
+        marked = self.model_copy()
+        marked._source_file = source_file
+        return marked
+
+    def check_set(self) -> CheckSet:
+        """Build the :class:`~streaming_dq.config.check_set.CheckSet` of ``checks:``.
+
+        Raises:
+            ConfigError: a check is invalid (the field path names it, e.g. ``checks[2].min-value``).
+        """
+        return CheckSet().add_checks_from_dicts(self.checks, source=self.source_file)
+
+    def profile_objects(self) -> list[Profile]:
+        """The profile objects of ``profiles:``, in config order."""
+        return [p.to_profile() for p in self.profiles]
+
+    def with_trigger(self, trigger: Trigger) -> GateConfig:
+        """Return a copy whose source uses ``trigger`` (the CLI's ``--available-now``)."""
+        source = self.source.model_copy(update={"trigger": trigger})
+        return self.model_copy(update={"source": source}).with_source_file(self.source_file)
+
+
+def gate_config_json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a gate config file, with one schema per registered check.
+
+    Editors use it for completion and inline errors (e.g. ``# yaml-language-server: $schema=...``).
+    ``checks:`` items are a ``oneOf`` over the registered checks, told apart by their ``check`` name.
+
+    Example:
+        >>> schema = gate_config_json_schema()
+        >>> schema["properties"]["gate"]["$ref"]
+        '#/$defs/GateSection'
+    """
+    from streaming_dq.config.registry import CheckConfigRegistry
+
+    schema = GateConfig.model_json_schema(by_alias=True)
+    defs = schema.setdefault("$defs", {})
+    variants = []
+    for name, config_class in CheckConfigRegistry.items():
+        check_schema = config_class.model_json_schema(by_alias=True, ref_template="#/$defs/{model}")
+        defs.update(check_schema.pop("$defs", {}))
+        check_schema["properties"] = {"check": {"const": name}, **check_schema.get("properties", {})}
+        check_schema["required"] = ["check", *check_schema.get("required", [])]
+        check_schema["title"] = name
+        key = f"check-{name}"
+        defs[key] = check_schema
+        variants.append({"$ref": f"#/$defs/{key}"})
+    schema["properties"]["checks"]["items"] = {"oneOf": variants}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **schema,
+        "title": "streaming-dq gate config",
+    }
