@@ -1,0 +1,33 @@
+"""The streaming sink: QualityGate (the ``foreachBatch`` callable), Delta targets and idempotent writers.
+
+Example:
+    >>> from streaming_dq.sink import QualityGate, ReferenceSpec
+    >>> spec = ReferenceSpec("csv", "/data/customers", schema="customer_id STRING", options={"header": "true"})
+"""
+
+from streaming_dq.sink.drift import SchemaDrift, detect_drift, drift_action
+from streaming_dq.sink.gate import OutcomeRecorder, QualityGate
+from streaming_dq.sink.references import ReferenceDatasetUnavailableError, ReferenceResolver, ReferenceSpec
+from streaming_dq.sink.schemas import RESULTS_SCHEMA, with_corrupt_record_column
+from streaming_dq.sink.targets import AppTransaction, DeltaTarget, TableWriter
+from streaming_dq.sink.writers_deltars import DeltaRsWriter
+from streaming_dq.sink.writers_spark import SparkDeltaWriter, has_delta_extension
+
+__all__ = [
+    "RESULTS_SCHEMA",
+    "AppTransaction",
+    "DeltaRsWriter",
+    "DeltaTarget",
+    "OutcomeRecorder",
+    "QualityGate",
+    "ReferenceDatasetUnavailableError",
+    "ReferenceResolver",
+    "ReferenceSpec",
+    "SchemaDrift",
+    "SparkDeltaWriter",
+    "TableWriter",
+    "detect_drift",
+    "drift_action",
+    "has_delta_extension",
+    "with_corrupt_record_column",
+]

@@ -1,0 +1,542 @@
+"""QualityGate: the ``foreachBatch`` sink that validates each micro-batch and routes every row exactly once.
+
+Per batch:
+
+1. skip at once when every target already committed this batch id for this app id (a replay);
+2. compare the batch's schema with the pass table's (:mod:`~streaming_dq.sink.drift`);
+3. validate with the engine's fast path: ONE Spark job (``observe`` + ``toArrow``) yields the rows, every
+   aggregate, the per-check violation counts and the event-time range; the batch is persisted only when a
+   classic aggregate check needs further jobs over it;
+4. append the pass rows, the quarantined rows and the per-check results, each commit recording
+   ``(app id, batch id)`` so that a replay is recognised table by table;
+5. only then report a :class:`~streaming_dq.core.outcome.BatchOutcome` (``on_batch``, ``metrics``).
+
+A batch whose writes fail raises :class:`~streaming_dq.exceptions.TargetWriteError`: the query stops without
+committing its checkpoint, and Spark replays the batch with the same id on restart.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from streaming_dq.core.outcome import BatchOutcome, CheckOutcome
+from streaming_dq.core.severity import Severity, normalize_severity
+from streaming_dq.engine.arrow import ArrowValidation, validate_to_arrow
+from streaming_dq.engine.plan import ValidationPlan
+from streaming_dq.exceptions import (
+    CheckEvaluationError,
+    ConfigError,
+    GateFailedError,
+    MissingReferenceDatasetError,
+    TargetWriteError,
+)
+from streaming_dq.profiles.event_time import time_zone
+from streaming_dq.sink.drift import (
+    DRIFT_CHECK_ID,
+    DRIFT_POLICIES,
+    DriftAction,
+    DriftPolicy,
+    SchemaDrift,
+    detect_drift,
+    drift_action,
+)
+from streaming_dq.sink.records import (
+    BatchContext,
+    EventTimeStats,
+    RoutedBatch,
+    active_profiles,
+    check_outcomes,
+    error_entries,
+    event_time_of,
+    quarantine_rows,
+)
+from streaming_dq.sink.references import ReferenceResolver, ReferenceSpec
+from streaming_dq.sink.schemas import (
+    DEFAULT_MALFORMED_COLUMN,
+    RAW_COLUMN,
+    RESULTS_SCHEMA,
+    arrow_schema_of,
+    conform,
+    quarantine_schema,
+)
+from streaming_dq.sink.targets import AppTransaction, DeltaTarget, TableWriter
+from streaming_dq.sink.writers_deltars import DeltaRsWriter
+from streaming_dq.sink.writers_spark import SparkDeltaWriter, has_delta_extension
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+    from streaming_dq.config.check_set import CheckSet
+
+logger = logging.getLogger("streaming_dq.gate")
+
+WriterName = Literal["auto", "delta-rs", "spark"]
+AggregateFailurePolicy = Literal["quarantine-batch", "stop"]
+TargetRole = Literal["pass", "quarantine", "results"]
+QUERY_ID_PROPERTY = "sql.streaming.queryId"
+
+
+class OutcomeRecorder(Protocol):
+    """What the gate needs from a metrics sink (e.g. the exporter's ``GateMetrics``)."""
+
+    def record_batch(self, outcome: BatchOutcome) -> None: ...
+
+    def record_failure(self, batch_id: int, error: BaseException) -> None: ...
+
+
+class QualityGate:
+    """A data-quality gate for ``writeStream.foreachBatch``: every row to pass or quarantine, exactly once.
+
+    Args:
+        name: The gate's name; with the streaming query id it forms the idempotency app id.
+        check_set: The checks.
+        pass_table: Where passing (and warning-only) rows go: the input columns, malformed column dropped.
+        quarantine_table: Where failed rows go, with ``_dq_errors``, ``_dq_validation_ts``, ``_dq_batch_id``,
+            ``_dq_gate`` and ``_dq_raw`` (the raw text of a malformed record, or the JSON of a drifted row).
+        results_table: Optional table of one row per check per batch.
+        fail_levels: Severities that fail a row.
+        reference_datasets: Named reference data for integrity checks: static DataFrames, or
+            :class:`ReferenceSpec` re-read every ``refresh_seconds`` (0: every batch).
+        event_time: The event-time column; profiles are chosen per row from its date.
+        timezone: The zone of the dates profiles are defined in.
+        profiles: Rule profiles (need ``event_time``); a row with a NULL event time runs under no profile.
+        writer: ``delta-rs``, ``spark`` (Delta's Spark writer), ``auto`` (spark when the session loads the
+            Delta extension), or a :class:`TableWriter` instance.
+        on_aggregate_failure: ``quarantine-batch`` (the batch's rows go to quarantine with the failed
+            aggregate in ``_dq_errors``) or ``stop`` (raise :class:`GateFailedError` before writing).
+        schema_drift: ``merge``, ``quarantine`` or ``stop``; None applies the default policy (merge added
+            nullable columns, quarantine the batch on a missing column or a changed type).
+        malformed_column: The source's corrupt-record column; a non-NULL value quarantines the row as
+            ``malformed-record``.
+        on_batch: Called with each batch's outcome after its commits.
+        metrics: Gets ``record_batch(outcome)`` after the commits and ``record_failure`` when a batch fails.
+
+    Raises:
+        ConfigError: An option has an unknown value.
+
+    Example:
+        >>> gate = QualityGate(  # doctest: +SKIP
+        ...     "orders",
+        ...     CheckSet.from_yaml("checks.yaml"),
+        ...     pass_table="/data/orders",
+        ...     quarantine_table="/data/orders_quarantine",
+        ...     results_table="/data/orders_dq_results",
+        ...     event_time="order_ts",
+        ... )
+        >>> stream = spark.readStream.format("json").schema(schema).load("/landing/orders")  # doctest: +SKIP
+        >>> query = gate.start(stream, checkpoint_location="/chk/orders", trigger={"availableNow": True})
+        ... # doctest: +SKIP
+        >>> query.awaitTermination()  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        name: str,
+        check_set: CheckSet,
+        *,
+        pass_table: str | DeltaTarget,
+        quarantine_table: str | DeltaTarget,
+        results_table: str | DeltaTarget | None = None,
+        fail_levels: Sequence[Severity | str] = (Severity.CRITICAL,),
+        reference_datasets: Mapping[str, DataFrame | ReferenceSpec] | None = None,
+        event_time: str | None = None,
+        timezone: str = "UTC",
+        profiles: Sequence[Any] = (),
+        writer: WriterName | TableWriter = "auto",
+        on_aggregate_failure: AggregateFailurePolicy = "quarantine-batch",
+        schema_drift: DriftPolicy | None = None,
+        malformed_column: str = DEFAULT_MALFORMED_COLUMN,
+        on_batch: Callable[[BatchOutcome], None] | None = None,
+        metrics: OutcomeRecorder | None = None,
+    ) -> None:
+        if not name or not isinstance(name, str):
+            raise ConfigError("the gate needs a non-empty name", field_path="gate.name")
+        self.name = name
+        self.check_set = check_set
+        self.targets: dict[TargetRole, DeltaTarget] = {
+            "pass": DeltaTarget.of(pass_table),
+            "quarantine": DeltaTarget.of(quarantine_table),
+        }
+        if results_table is not None:
+            self.targets["results"] = DeltaTarget.of(results_table)
+        self.fail_levels = tuple(normalize_severity(s) for s in fail_levels)
+        self.event_time = event_time
+        self.timezone = time_zone(timezone).key
+        self.profiles = tuple(profiles)
+        self.on_aggregate_failure = _choice(
+            on_aggregate_failure, get_args(AggregateFailurePolicy), "on-aggregate-failure"
+        )
+        self.schema_drift = (
+            None if schema_drift is None else _choice(schema_drift, DRIFT_POLICIES, "schema-drift")
+        )
+        self.malformed_column = malformed_column
+        self.on_batch = on_batch
+        self.metrics = metrics
+        self._references = ReferenceResolver(reference_datasets)
+        self._writer: TableWriter | None = None
+        if isinstance(writer, TableWriter):
+            self._writer, self.writer_name = writer, writer.name
+        else:
+            self.writer_name = _choice(writer, get_args(WriterName), "targets.writer")
+        self._tables_ready = False
+        if self.profiles and not event_time:
+            logger.warning("gate %r: profiles are ignored without an event-time column", name)
+
+    # -- public ------------------------------------------------------------------------------------------
+
+    def __call__(self, batch_df: DataFrame, batch_id: int) -> None:
+        """Process one micro-batch (the ``foreachBatch`` function).
+
+        Raises:
+            TargetWriteError: A write failed; nothing was counted and Spark replays the batch.
+            GateFailedError: ``on_aggregate_failure`` or ``schema_drift`` is ``stop`` and the batch tripped it.
+            MissingReferenceDatasetError: An integrity check's reference data is missing.
+        """
+        started = time.monotonic()
+        batch_id = int(batch_id)
+        try:
+            outcome = self._process(batch_df, batch_id, started)
+        except Exception as exc:
+            logger.error("gate %r: batch %d failed: %s", self.name, batch_id, exc)
+            if self.metrics is not None:
+                self.metrics.record_failure(batch_id, exc)
+            raise
+        self._publish(outcome)
+
+    def start(
+        self,
+        stream_df: DataFrame,
+        *,
+        checkpoint_location: str,
+        trigger: Mapping[str, Any] | None = None,
+        query_name: str | None = None,
+    ) -> StreamingQuery:
+        """Create the tables if missing and start ``stream_df`` with this gate as its ``foreachBatch`` sink.
+
+        Args:
+            stream_df: A streaming DataFrame.
+            checkpoint_location: The query's checkpoint; keep it to keep exactly-once across restarts.
+            trigger: ``{"availableNow": True}``, ``{"processingTime": "10 seconds"}`` or ``{"once": True}``
+                (kebab- and snake-case keys are accepted); None is Spark's default (as fast as possible).
+            query_name: Optional name of the query.
+
+        Returns:
+            The running query.
+        """
+        self.ensure_tables(stream_df.schema, stream_df.sparkSession)
+        writer = stream_df.writeStream.foreachBatch(self).option("checkpointLocation", checkpoint_location)
+        if query_name:
+            writer = writer.queryName(query_name)
+        if trigger:
+            writer = writer.trigger(**_trigger_kwargs(trigger))
+        return writer.start()
+
+    def ensure_tables(self, schema: StructType, spark: SparkSession) -> None:
+        """Create the missing target tables with explicit, all-nullable schemas derived from ``schema``.
+
+        Raises:
+            TargetWriteError: A table cannot be created (or read).
+        """
+        writer = self.writer_for(spark)
+        pass_target = self.targets["pass"]
+        with _writing(pass_target, None):
+            pass_schema = writer.ensure_table(
+                pass_target, arrow_schema_of(schema, drop=[self.malformed_column])
+            )
+        wanted = {"quarantine": quarantine_schema(pass_schema), "results": RESULTS_SCHEMA}
+        for role, target in self.targets.items():
+            if role != "pass":
+                with _writing(target, None):
+                    writer.ensure_table(target, wanted[role])
+        self._tables_ready = True
+
+    def app_id(self, spark: SparkSession) -> str:
+        """``"<gate>:<streaming query id>"``, or the gate name alone outside a streaming query.
+
+        The query id is stored in the checkpoint: it survives restarts and changes with a new checkpoint,
+        so batch ids restarting at 0 under a new checkpoint are never mistaken for replays. A direct call
+        outside a stream (tests, a one-off backfill) uses the gate name: its batch ids must then increase.
+        """
+        try:
+            query_id = spark.sparkContext.getLocalProperty(QUERY_ID_PROPERTY)
+        except Exception:  # Spark Connect has no SparkContext
+            query_id = None
+        return f"{self.name}:{query_id}" if query_id else self.name
+
+    def writer_for(self, spark: SparkSession) -> TableWriter:
+        """The writer back-end, chosen on first use (``auto``: spark when the Delta extension is loaded)."""
+        if self._writer is None:
+            name = self.writer_name
+            if name == "auto":
+                name = "spark" if has_delta_extension(spark) else "delta-rs"
+            self._writer = SparkDeltaWriter(spark) if name == "spark" else DeltaRsWriter()
+            logger.info("gate %r writes with %s", self.name, self._writer.name)
+        return self._writer
+
+    # -- one batch ---------------------------------------------------------------------------------------
+
+    def _process(self, df: DataFrame, batch_id: int, started: float) -> BatchOutcome:
+        spark = df.sparkSession
+        writer = self.writer_for(spark)
+        if not self._tables_ready:
+            self.ensure_tables(df.schema, spark)
+        ctx = BatchContext(self.name, batch_id, self.app_id(spark), datetime.now(UTC))
+        txn = AppTransaction(ctx.app_id, batch_id)
+        pending = self._pending_targets(writer, txn)
+        if not pending:
+            logger.info(
+                "gate %r: batch %d already committed under %s: skipped", self.name, batch_id, txn.app_id
+            )
+            return BatchOutcome(
+                self.name, batch_id, "skipped_replay", duration_seconds=time.monotonic() - started
+            )
+        malformed = self.malformed_column if self.malformed_column in df.columns else None
+        with _writing(self.targets["pass"], batch_id):
+            table_schema = writer.table_schema(self.targets["pass"])
+        assert table_schema is not None  # created above
+        drift = detect_drift(table_schema, arrow_schema_of(df.schema, drop=[malformed]))
+        action = self._drift_action(drift, batch_id)
+        if action == "quarantine":
+            routed = self._route_drifted(df, ctx, table_schema, drift, malformed)
+        else:
+            filled = self._fill_missing(df, table_schema, drift.missing) if action == "merge" else df
+            routed = self._route_validated(filled, ctx, table_schema, malformed, merge=action == "merge")
+        self._commit(writer, routed, ctx, pending, merge=action == "merge")
+        return routed.outcome(ctx, "committed", started)
+
+    def _pending_targets(self, writer: TableWriter, txn: AppTransaction) -> dict[TargetRole, DeltaTarget]:
+        pending: dict[TargetRole, DeltaTarget] = {}
+        for role, target in self.targets.items():
+            with _writing(target, txn.version):
+                if not writer.is_committed(target, txn):
+                    pending[role] = target
+        return pending
+
+    def _drift_action(self, drift: SchemaDrift, batch_id: int) -> DriftAction:
+        action = drift_action(drift, self.schema_drift)
+        if action == "proceed":
+            return action
+        policy = self.schema_drift or "default"
+        what = {
+            "merge": "merging into the pass table's schema",
+            "quarantine": "quarantining the whole batch",
+            "stop": "stopping the stream",
+        }[action]
+        log = logger.error if action == "stop" else logger.warning
+        log(
+            "gate %r: batch %d schema drift (%s), policy %s: %s",
+            self.name,
+            batch_id,
+            drift.describe(),
+            policy,
+            what,
+        )
+        if action == "stop":
+            raise GateFailedError(self.name, batch_id, f"schema drift: {drift.describe()}", result=drift)
+        return action
+
+    def _fill_missing(self, df: DataFrame, table_schema: pa.Schema, missing: Sequence[str]) -> DataFrame:
+        """Add the table's columns the batch lacks, as typed NULLs (``merge`` policy)."""
+        if not missing:
+            return df
+        from pyspark.sql.pandas.types import from_arrow_type
+
+        nulls = {c: F.lit(None).cast(from_arrow_type(table_schema.field(c).type, False)) for c in missing}
+        return df.withColumns(nulls)
+
+    def _route_validated(
+        self, df: DataFrame, ctx: BatchContext, table_schema: pa.Schema, malformed: str | None, *, merge: bool
+    ) -> RoutedBatch:
+        plan = self._plan(df, malformed)
+        validation = self._validate(plan, df, malformed)
+        checks = check_outcomes(plan, validation.outcome)
+        if validation.outcome.breached and self.on_aggregate_failure == "stop":
+            failed = [c.check_id for c in checks if c.kind == "aggregate" and c.status == "failed"]
+            logger.error(
+                "gate %r: batch %d failed aggregate check(s) %s: stopping", self.name, ctx.batch_id, failed
+            )
+            raise GateFailedError(
+                self.name, ctx.batch_id, f"aggregate check(s) failed: {failed}", result=checks
+            )
+        passed = validation.passed.drop_columns([malformed] if malformed else [])
+        quarantined = validation.quarantined
+        raw = quarantined.column(malformed) if malformed else None
+        extras = validation.extras
+        return RoutedBatch(
+            passed=conform(passed, table_schema, keep_extra=merge),
+            quarantined=quarantine_rows(
+                quarantined.drop_columns([malformed] if malformed else []),
+                quarantined.column("_dq_errors"),
+                raw,
+                ctx,
+                table_schema,
+            ),
+            checks=checks,
+            rows_in=validation.outcome.total,
+            rows_warned=validation.warned,
+            rows_malformed=validation.outcome.violations.get(0, 0) if malformed else 0,
+            event_time=EventTimeStats.from_micros(
+                extras.get("et_min"), extras.get("et_max"), extras.get("et_nulls")
+            ),
+            active_profiles=active_profiles(plan, validation.outcome),
+        )
+
+    def _plan(self, df: DataFrame, malformed: str | None) -> ValidationPlan:
+        if self.event_time and self.event_time not in df.columns:
+            raise ConfigError(
+                f"event-time column {self.event_time!r} is not in the batch (columns: {', '.join(df.columns)})",
+                field_path="gate.event-time",
+            )
+        return ValidationPlan(
+            self.check_set,
+            fail_levels=self.fail_levels,
+            profiles=self.profiles,
+            event_time=self.event_time,
+            timezone=self.timezone,
+            reference_datasets=self._references.resolve(df.sparkSession),
+            malformed_column=malformed,
+        )
+
+    def _validate(self, plan: ValidationPlan, df: DataFrame, malformed: str | None) -> ArrowValidation:
+        """The engine's fast path; the batch is persisted only when classic aggregate checks rescan it."""
+        persist = bool(plan.classic_checks())
+        if persist:
+            df.persist()
+        try:
+            return validate_to_arrow(plan, df, extra_aggregates=self._event_time_aggregates(malformed))
+        except CheckEvaluationError as exc:
+            if isinstance(exc.__cause__, MissingReferenceDatasetError):
+                raise exc.__cause__ from exc
+            raise
+        finally:
+            if persist:
+                df.unpersist()
+
+    def _event_time_aggregates(self, malformed: str | None) -> dict[str, Column]:
+        if not self.event_time:
+            return {}
+        ts = F.col(self.event_time).cast("timestamp")
+        well_formed = F.col(malformed).isNull() if malformed else F.lit(True)
+        return {
+            "et_min": F.unix_micros(F.min(ts)),
+            "et_max": F.unix_micros(F.max(ts)),
+            "et_nulls": F.count_if(ts.isNull() & well_formed),
+        }
+
+    def _route_drifted(
+        self,
+        df: DataFrame,
+        ctx: BatchContext,
+        table_schema: pa.Schema,
+        drift: SchemaDrift,
+        malformed: str | None,
+    ) -> RoutedBatch:
+        """The whole batch to quarantine in ONE job: matching columns kept, every row's JSON in ``_dq_raw``."""
+        data_cols = [c for c in df.columns if c != malformed]
+        payload = F.to_json(F.struct(*[F.col(f"`{c}`") for c in data_cols]))
+        raw = F.coalesce(F.col(f"`{malformed}`"), payload) if malformed else payload
+        rows = df.select(*[F.col(f"`{c}`") for c in df.columns], raw.alias(RAW_COLUMN)).toArrow()
+        changed = {c for c, _, _ in drift.changed}
+        kept = rows.select([c for c in table_schema.names if c in rows.column_names and c not in changed])
+        n = rows.num_rows
+        malformed_rows = n - rows.column(malformed).null_count if malformed else 0
+        check = CheckOutcome(DRIFT_CHECK_ID, DRIFT_CHECK_ID, "aggregate", "critical", "failed", violations=n)
+        return RoutedBatch(
+            passed=table_schema.empty_table(),
+            quarantined=quarantine_rows(
+                kept,
+                error_entries(n, "SchemaDrift", DRIFT_CHECK_ID, "critical"),
+                rows.column(RAW_COLUMN),
+                ctx,
+                table_schema,
+            ),
+            checks=(check,),
+            rows_in=n,
+            rows_malformed=malformed_rows,
+            event_time=event_time_of(rows, self.event_time, malformed),
+        )
+
+    def _commit(
+        self,
+        writer: TableWriter,
+        routed: RoutedBatch,
+        ctx: BatchContext,
+        pending: Mapping[TargetRole, DeltaTarget],
+        *,
+        merge: bool,
+    ) -> None:
+        """Append to every pending target, pass first and results (the batch-complete marker) last."""
+        txn = AppTransaction(ctx.app_id, ctx.batch_id)
+        data: dict[TargetRole, tuple[pa.Table, bool]] = {
+            "pass": (routed.passed, merge),
+            "quarantine": (routed.quarantined, True),  # always merge: it follows the pass table's evolution
+            "results": (routed.results(ctx), False),
+        }
+        roles: tuple[TargetRole, ...] = ("pass", "quarantine", "results")
+        for role in roles:
+            target = pending.get(role)
+            if target is None:
+                continue
+            table, merge_schema = data[role]
+            with _writing(target, ctx.batch_id):
+                writer.append(target, table, txn, merge_schema=merge_schema)
+
+    def _publish(self, outcome: BatchOutcome) -> None:
+        """Report a committed (or skipped) batch; a failing callback is logged, never un-commits the batch."""
+        callbacks: list[Callable[[BatchOutcome], None]] = []
+        if self.metrics is not None:
+            callbacks.append(self.metrics.record_batch)
+        if self.on_batch is not None:
+            callbacks.append(self.on_batch)
+        for callback in callbacks:
+            try:
+                callback(outcome)
+            except Exception:
+                logger.exception("gate %r: outcome callback failed for batch %d", self.name, outcome.batch_id)
+
+    def __repr__(self) -> str:
+        return f"QualityGate({self.name!r}, pass={self.targets['pass']}, quarantine={self.targets['quarantine']})"
+
+
+@contextmanager
+def _writing(target: DeltaTarget, batch_id: int | None) -> Iterator[None]:
+    """Turn any back-end error while touching ``target`` into a :class:`TargetWriteError`."""
+    try:
+        yield
+    except TargetWriteError:
+        raise
+    except Exception as exc:
+        raise TargetWriteError(target.uri, batch_id, f"{type(exc).__name__}: {exc}") from exc
+
+
+def _choice(value: Any, allowed: Sequence[str], field_path: str) -> Any:
+    if value not in allowed:
+        raise ConfigError(f"{value!r} is not one of {', '.join(allowed)}", field_path=field_path)
+    return value
+
+
+_TRIGGER_KEYS = {"availablenow": "availableNow", "processingtime": "processingTime", "once": "once"}
+
+
+def _trigger_kwargs(trigger: Mapping[str, Any]) -> dict[str, Any]:
+    out = {}
+    for key, value in trigger.items():
+        norm = _TRIGGER_KEYS.get(key.replace("-", "").replace("_", "").lower())
+        if norm is None:
+            raise ConfigError(
+                f"unknown trigger {key!r}: expected availableNow, processingTime or once",
+                field_path="trigger",
+            )
+        out[norm] = value
+    return out

@@ -1,0 +1,228 @@
+"""What one batch becomes: the Arrow tables for the three targets and the :class:`BatchOutcome` values.
+
+Pure pyarrow and plain values: nothing here runs Spark. The gate validates a batch (or, under schema drift,
+collects it as is) and hands the rows here to be shaped for the pass, quarantine and results tables.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from streaming_dq.core.outcome import BatchOutcome, BatchStatus, CheckOutcome
+from streaming_dq.engine.arrow import ERROR_TYPE
+from streaming_dq.engine.plan import MALFORMED_CHECK_ID, PlanOutcome, ValidationPlan
+from streaming_dq.sink.schemas import (
+    BATCH_ID_COLUMN,
+    ERRORS_COLUMN,
+    GATE_COLUMN,
+    RAW_COLUMN,
+    RESULTS_SCHEMA,
+    UTC_TIMESTAMP,
+    VALIDATION_TS_COLUMN,
+    conform,
+    quarantine_schema,
+)
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class BatchContext:
+    """Identity of the batch being processed: gate, batch id, idempotency app id and validation time."""
+
+    gate: str
+    batch_id: int
+    app_id: str
+    validation_ts: datetime
+
+
+@dataclass(frozen=True)
+class EventTimeStats:
+    """The batch's event-time range and how many (well-formed) rows had no event time."""
+
+    min: datetime | None = None
+    max: datetime | None = None
+    nulls: int = 0
+
+    @classmethod
+    def from_micros(cls, low: Any, high: Any, nulls: Any) -> EventTimeStats:
+        return cls(_from_micros(low), _from_micros(high), int(nulls or 0))
+
+
+@dataclass
+class RoutedBatch:
+    """The rows of one batch, shaped for each target, and the counts the outcome reports."""
+
+    passed: pa.Table
+    quarantined: pa.Table
+    checks: tuple[CheckOutcome, ...]
+    rows_in: int
+    rows_warned: int = 0
+    rows_malformed: int = 0
+    event_time: EventTimeStats = field(default_factory=EventTimeStats)
+    active_profiles: tuple[str, ...] = ()
+
+    def results(self, ctx: BatchContext) -> pa.Table:
+        """One row per check outcome for the results table."""
+        rows = [
+            {
+                "gate": ctx.gate,
+                "batch_id": ctx.batch_id,
+                "app_id": ctx.app_id,
+                "check_id": c.check_id,
+                "check_type": c.check_type,
+                "kind": c.kind,
+                "severity": c.severity,
+                "status": c.status,
+                "violations": c.violations,
+                "rows": self.rows_in,
+                "raw_value": c.raw_value,
+                "multiplier": c.multiplier,
+                "adjusted_value": c.adjusted_value,
+                "profiles": list(c.profiles),
+                "regime": list(c.regime),
+                "event_time_min": self.event_time.min,
+                "event_time_max": self.event_time.max,
+                "validation_ts": ctx.validation_ts,
+            }
+            for c in self.checks
+        ]
+        return pa.Table.from_pylist(rows, schema=RESULTS_SCHEMA)
+
+    def outcome(self, ctx: BatchContext, status: BatchStatus, started: float) -> BatchOutcome:
+        """The :class:`BatchOutcome` of this batch once its commits are done."""
+        return BatchOutcome(
+            gate=ctx.gate,
+            batch_id=ctx.batch_id,
+            status=status,
+            rows_in=self.rows_in,
+            rows_passed=self.passed.num_rows,
+            rows_quarantined=self.quarantined.num_rows,
+            rows_warned=self.rows_warned,
+            rows_malformed=self.rows_malformed,
+            rows_null_event_time=self.event_time.nulls,
+            duration_seconds=time.monotonic() - started,
+            committed_at=time.time(),
+            min_event_time=self.event_time.min,
+            max_event_time=self.event_time.max,
+            active_profiles=self.active_profiles,
+            checks=self.checks,
+        )
+
+
+def quarantine_rows(
+    rows: pa.Table,
+    errors: pa.Array | pa.ChunkedArray,
+    raw: pa.Array | pa.ChunkedArray | None,
+    ctx: BatchContext,
+    pass_schema: pa.Schema,
+) -> pa.Table:
+    """Failed rows shaped for the quarantine table: input columns, ``_dq_errors``, ``_dq_*`` stamps, raw text."""
+    n = rows.num_rows
+    stamped = rows.drop_columns([c for c in (ERRORS_COLUMN, RAW_COLUMN) if c in rows.column_names])
+    stamped = (
+        stamped.append_column(ERRORS_COLUMN, errors)
+        .append_column(VALIDATION_TS_COLUMN, pa.array([ctx.validation_ts] * n, UTC_TIMESTAMP))
+        .append_column(BATCH_ID_COLUMN, pa.array([ctx.batch_id] * n, pa.int64()))
+        .append_column(GATE_COLUMN, pa.array([ctx.gate] * n, pa.string()))
+        .append_column(RAW_COLUMN, raw if raw is not None else pa.nulls(n, pa.string()))
+    )
+    return conform(stamped, quarantine_schema(pass_schema), keep_extra=True)
+
+
+def error_entries(n: int, check: str, check_id: str, severity: str) -> pa.Array:
+    """The same one-entry ``_dq_errors`` list for ``n`` rows."""
+    entry = [{"check": check, "check-id": check_id, "severity": severity}]
+    return pa.array([entry] * n, ERROR_TYPE)
+
+
+def check_outcomes(plan: ValidationPlan, outcome: PlanOutcome) -> tuple[CheckOutcome, ...]:
+    """Every check's verdict in declaration order (the malformed-record guard first, when active)."""
+    ordered: list[tuple[int, CheckOutcome]] = []
+    if plan.malformed_column:
+        malformed = outcome.violations.get(0, 0)
+        ordered.append(
+            (
+                -1,
+                CheckOutcome(
+                    check_id=MALFORMED_CHECK_ID,
+                    check_type=MALFORMED_CHECK_ID,
+                    kind="row",
+                    severity="critical",
+                    status="failed" if malformed else "passed",
+                    violations=malformed,
+                ),
+            )
+        )
+    for r in outcome.row_results:
+        ordered.append((plan.declaration_order[r.check.check_id], _row_outcome(r)))
+    for a in outcome.aggregate_results:
+        ordered.append((plan.declaration_order[a.check_id], _aggregate_outcome(a)))
+    ordered.sort(key=lambda t: t[0])
+    return tuple(c for _, c in ordered)
+
+
+def _row_outcome(r: Any) -> CheckOutcome:
+    return CheckOutcome(
+        check_id=r.check.check_id,
+        check_type=r.check_type,
+        kind="row",
+        severity=r.severity.value,
+        status=r.status,
+        violations=r.violations,
+        profiles=tuple(r.profiles),
+        regime=tuple(r.regime),
+    )
+
+
+def _aggregate_outcome(a: Any) -> CheckOutcome:
+    return CheckOutcome(
+        check_id=a.check_id,
+        check_type=a.check_type,
+        kind="aggregate",
+        severity=a.severity.value,
+        status=a.status,
+        raw_value=_number(a.metrics.get("value")),
+        adjusted_value=_number(a.metrics.get("adjusted")),
+        multiplier=float(a.multiplier),
+        profiles=tuple(a.profiles),
+        regime=tuple(a.regime),
+    )
+
+
+def active_profiles(plan: ValidationPlan, outcome: PlanOutcome) -> tuple[str, ...]:
+    """Names of the profiles active for at least one row of the batch."""
+    names = (n for r in sorted(outcome.rows_by_regime) for n in plan.regimes.names(r))
+    return tuple(dict.fromkeys(names))
+
+
+def event_time_of(table: pa.Table, column: str | None, malformed: str | None) -> EventTimeStats:
+    """Event-time range and NULL count computed in Arrow (for batches that skip the engine)."""
+    if column is None or column not in table.column_names:
+        return EventTimeStats()
+    values = table.column(column)
+    if not pa.types.is_timestamp(values.type):
+        return EventTimeStats()
+    values = values.cast(UTC_TIMESTAMP)
+    bounds = pc.min_max(values)
+    missing = pc.is_null(values)
+    if malformed is not None and malformed in table.column_names:
+        missing = pc.and_(missing, pc.is_null(table.column(malformed)))
+    return EventTimeStats(bounds["min"].as_py(), bounds["max"].as_py(), int(pc.sum(missing).as_py() or 0))
+
+
+def _from_micros(value: Any) -> datetime | None:
+    return None if value is None else _EPOCH + timedelta(microseconds=int(value))
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None

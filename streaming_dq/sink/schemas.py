@@ -1,0 +1,156 @@
+"""The Arrow schemas of the gate's Delta tables, and how a batch is made to fit them.
+
+Two delta-rs pitfalls shape everything here (see the facts reference, section 2.2):
+
+* a table created from an Arrow schema keeps its ``not null`` flags, and Spark's ``toArrow()`` marks
+  non-nullable columns so, so every schema the gate creates a table with is made nullable all the way down;
+* a tz-naive Arrow timestamp creates a ``timestamp_ntz`` column (and bumps the protocol), so every timestamp
+  becomes ``timestamp[us, tz=UTC]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pyarrow as pa
+from pyspark.sql.types import StringType, StructField, StructType
+
+from streaming_dq.engine.arrow import ERROR_TYPE
+
+ERRORS_COLUMN = "_dq_errors"
+VALIDATION_TS_COLUMN = "_dq_validation_ts"
+BATCH_ID_COLUMN = "_dq_batch_id"
+GATE_COLUMN = "_dq_gate"
+RAW_COLUMN = "_dq_raw"
+DEFAULT_MALFORMED_COLUMN = "_corrupt_record"
+
+UTC_TIMESTAMP = pa.timestamp("us", tz="UTC")
+
+#: Columns the quarantine table adds to the input columns, in order.
+QUARANTINE_COLUMNS = pa.schema(
+    [
+        pa.field(ERRORS_COLUMN, ERROR_TYPE),
+        pa.field(VALIDATION_TS_COLUMN, UTC_TIMESTAMP),
+        pa.field(BATCH_ID_COLUMN, pa.int64()),
+        pa.field(GATE_COLUMN, pa.string()),
+        pa.field(RAW_COLUMN, pa.string()),
+    ]
+)
+
+#: One row per check per batch.
+RESULTS_SCHEMA = pa.schema(
+    [
+        pa.field("gate", pa.string()),
+        pa.field("batch_id", pa.int64()),
+        pa.field("app_id", pa.string()),
+        pa.field("check_id", pa.string()),
+        pa.field("check_type", pa.string()),
+        pa.field("kind", pa.string()),
+        pa.field("severity", pa.string()),
+        pa.field("status", pa.string()),
+        pa.field("violations", pa.int64()),
+        pa.field("rows", pa.int64()),
+        pa.field("raw_value", pa.float64()),
+        pa.field("multiplier", pa.float64()),
+        pa.field("adjusted_value", pa.float64()),
+        pa.field("profiles", pa.list_(pa.string())),
+        pa.field("regime", pa.list_(pa.string())),
+        pa.field("event_time_min", UTC_TIMESTAMP),
+        pa.field("event_time_max", UTC_TIMESTAMP),
+        pa.field("validation_ts", UTC_TIMESTAMP),
+    ]
+)
+
+
+def with_corrupt_record_column(
+    schema_ddl: str | StructType, column: str = DEFAULT_MALFORMED_COLUMN
+) -> StructType:
+    """Return the source schema with a nullable string column for malformed records, appended if absent.
+
+    A JSON or CSV source in ``PERMISSIVE`` mode only keeps the raw text of a malformed line when the user
+    schema has this column (``columnNameOfCorruptRecord``); the gate then quarantines such rows with a
+    ``malformed-record`` error and the text in ``_dq_raw``. Parsing a DDL string needs an active SparkSession.
+
+    Args:
+        schema_ddl: The source schema, as a DDL string (``"id BIGINT, ts TIMESTAMP"``) or a StructType.
+        column: The corrupt-record column name (Spark's default ``_corrupt_record``).
+
+    Returns:
+        The schema with ``column STRING`` as its last field.
+
+    Example:
+        >>> with_corrupt_record_column("id BIGINT").fieldNames()  # doctest: +SKIP
+        ['id', '_corrupt_record']
+    """
+    schema = StructType.fromDDL(schema_ddl) if isinstance(schema_ddl, str) else schema_ddl
+    if not isinstance(schema, StructType):
+        raise TypeError(f"expected a struct schema, got {schema.simpleString()}")
+    if column in schema.fieldNames():
+        return schema
+    return StructType([*schema.fields, StructField(column, StringType(), True)])
+
+
+def normalize_type(dtype: pa.DataType) -> pa.DataType:
+    """The type the gate stores: UTC microsecond timestamps, plain strings and lists, nullable children."""
+    if pa.types.is_timestamp(dtype):
+        return UTC_TIMESTAMP if dtype.tz is not None else pa.timestamp("us")
+    if pa.types.is_large_string(dtype) or pa.types.is_string_view(dtype):
+        return pa.string()
+    if pa.types.is_large_binary(dtype) or pa.types.is_binary_view(dtype):
+        return pa.binary()
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        return pa.list_(normalize_field(dtype.value_field))
+    if pa.types.is_struct(dtype):
+        return pa.struct([normalize_field(dtype.field(i)) for i in range(dtype.num_fields)])
+    if pa.types.is_map(dtype):
+        return pa.map_(normalize_type(dtype.key_type), normalize_field(dtype.item_field))
+    return dtype
+
+
+def normalize_field(f: pa.Field) -> pa.Field:
+    return pa.field(f.name, normalize_type(f.type), nullable=True)
+
+
+def normalize_schema(schema: pa.Schema) -> pa.Schema:
+    """Every field nullable (recursively), timestamps as ``timestamp[us, tz=UTC]``."""
+    return pa.schema([normalize_field(f) for f in schema])
+
+
+def arrow_schema_of(schema: StructType, *, drop: Iterable[str | None] = ()) -> pa.Schema:
+    """The normalized Arrow schema of a Spark schema, without the ``drop`` columns."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    dropped = {d for d in drop if d}
+    kept = StructType([f for f in schema.fields if f.name not in dropped])
+    return normalize_schema(to_arrow_schema(kept, timezone="UTC"))
+
+
+def quarantine_schema(pass_schema: pa.Schema) -> pa.Schema:
+    """The pass table's columns followed by the gate's ``_dq_*`` columns."""
+    fields = [f for f in pass_schema if f.name not in QUARANTINE_COLUMNS.names]
+    return pa.schema([*fields, *QUARANTINE_COLUMNS])
+
+
+def conform(table: pa.Table, schema: pa.Schema, *, keep_extra: bool = False) -> pa.Table:
+    """Cast ``table`` to ``schema``: missing columns become NULL; extra ones are dropped or appended.
+
+    Args:
+        table: The rows (e.g. from Spark's ``toArrow()``).
+        schema: The target table's schema.
+        keep_extra: Append the columns ``schema`` lacks (normalized), for a schema-merging write.
+    """
+    arrays: list[pa.ChunkedArray | pa.Array] = []
+    fields: list[pa.Field] = []
+    for f in schema:
+        if f.name in table.column_names:
+            arrays.append(table.column(f.name).cast(f.type))
+        else:
+            arrays.append(pa.nulls(table.num_rows, f.type))
+        fields.append(pa.field(f.name, f.type, nullable=True))
+    if keep_extra:
+        for name in table.column_names:
+            if name not in schema.names:
+                target = normalize_field(table.schema.field(name))
+                arrays.append(table.column(name).cast(target.type))
+                fields.append(target)
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))

@@ -1,0 +1,107 @@
+"""Delta targets and the one interface every writer back-end implements.
+
+Exactly-once rests on Delta's *application transactions*: every commit of batch ``n`` records
+``(app_id, n)`` in the table's log, and a write is skipped when the table already records a version
+``>= n`` for that app id. Spark's Delta writer applies that rule itself (``txnAppId``/``txnVersion``);
+delta-rs does not, so :meth:`TableWriter.write_once` applies it for every back-end and reports whether it
+wrote. The check is per table: a batch that died after committing the pass table and before the quarantine
+table is replayed as "skip pass, write quarantine".
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class DeltaTarget:
+    """A Delta table the gate writes to.
+
+    Attributes:
+        uri: Path or URI of the table (``/data/orders_pass``, ``s3://bucket/orders_pass`` ...).
+        storage_options: Object-store options passed to delta-rs (credentials, S3 locking provider ...).
+        partition_by: Partition columns; only used when the gate creates the table.
+        configuration: Delta table properties set when the gate creates the table. Never set
+            ``delta.setTransactionRetentionDuration``: expiring the transaction ids would let very old
+            replays duplicate rows.
+
+    Example:
+        >>> DeltaTarget("/tmp/orders_pass").uri
+        '/tmp/orders_pass'
+    """
+
+    uri: str
+    storage_options: Mapping[str, str] = field(default_factory=dict)
+    partition_by: tuple[str, ...] = ()
+    configuration: Mapping[str, str | None] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, value: str | os.PathLike[str] | DeltaTarget) -> DeltaTarget:
+        """A target from a path, or the target itself."""
+        if isinstance(value, DeltaTarget):
+            return value
+        return cls(os.fspath(value))
+
+    def __str__(self) -> str:
+        return self.uri
+
+
+@dataclass(frozen=True)
+class AppTransaction:
+    """The idempotency key of one commit: the gate's app id and the batch id as version."""
+
+    app_id: str
+    version: int
+
+
+class TableWriter(ABC):
+    """A Delta back-end: reads a table's schema and txn versions, creates tables, appends Arrow data."""
+
+    #: The back-end's name (``delta-rs``, ``spark``), for logs.
+    name: ClassVar[str] = ""
+
+    @abstractmethod
+    def table_schema(self, target: DeltaTarget) -> pa.Schema | None:
+        """The table's current schema, or None when no table exists at ``target``."""
+
+    @abstractmethod
+    def create_table(self, target: DeltaTarget, schema: pa.Schema) -> None:
+        """Create an empty table with exactly ``schema`` (a no-op when it appeared meanwhile)."""
+
+    @abstractmethod
+    def committed_version(self, target: DeltaTarget, app_id: str) -> int | None:
+        """The last batch id committed to ``target`` under ``app_id`` (None: never, or no table)."""
+
+    @abstractmethod
+    def append(
+        self, target: DeltaTarget, data: pa.Table, txn: AppTransaction, *, merge_schema: bool = False
+    ) -> None:
+        """Append ``data`` in ONE commit that records ``txn``, even when ``data`` has no rows."""
+
+    def ensure_table(self, target: DeltaTarget, schema: pa.Schema) -> pa.Schema:
+        """Create the table with ``schema`` when it does not exist; return its current schema."""
+        current = self.table_schema(target)
+        if current is not None:
+            return current
+        self.create_table(target, schema)
+        return self.table_schema(target) or schema
+
+    def is_committed(self, target: DeltaTarget, txn: AppTransaction) -> bool:
+        """Whether ``target`` already holds this batch (or a later one) for this app id."""
+        done = self.committed_version(target, txn.app_id)
+        return done is not None and done >= txn.version
+
+    def write_once(
+        self, target: DeltaTarget, data: pa.Table, txn: AppTransaction, *, merge_schema: bool = False
+    ) -> bool:
+        """Append unless ``target`` already committed ``txn``; return whether a commit was made."""
+        if self.is_committed(target, txn):
+            return False
+        self.append(target, data, txn, merge_schema=merge_schema)
+        return True
