@@ -303,6 +303,17 @@ class ValidationPlan:
             cols.append(F.count_if(in_r & ~fail & warn).alias(f"__warn_{r}"))
         for i in range(self._n_flags):
             cols.append(F.count_if(F.col(flag_column(i))).alias(f"__v_{i}"))
+        offset = 1 if self.malformed_column else 0
+        for j, row_check in enumerate(self.row_checks):
+            groups = self.regimes.groups(row_check)
+            if len(groups) < 2:
+                continue
+            for g, group in enumerate(groups):
+                if group.verdict.kind != "off":
+                    in_g = self.regimes.membership_column(group.ordinals)
+                    cols.append(
+                        F.count_if(F.col(flag_column(j + offset)) & in_g).alias(f"__v_{j + offset}_{g}")
+                    )
         for k, check in enumerate(self.observable_checks()):
             for g, group in enumerate(self.regimes.groups(check)):
                 if group.verdict.kind == "off":
@@ -399,23 +410,27 @@ class ValidationPlan:
         offset = 1 if self.malformed_column else 0
         for j, check in enumerate(self.row_checks):
             i = j + offset
-            groups = self._reported_groups(check, present)
-            disabled_all = all(grp.verdict.kind == "off" for _, grp in groups)
-            violations = outcome.violations.get(i, 0)
-            status = "skipped" if disabled_all else "failed" if violations else "passed"
-            last = groups[-1][1]
-            out.append(
-                RowCheckOutcome(
-                    check=check,
-                    check_type=check.check_type,
-                    severity=last.verdict.severity,
-                    status=status,
-                    violations=violations,
-                    total=outcome.total,
-                    profiles=tuple(dict.fromkeys(p for _, grp in groups for p in grp.profiles)),
-                    regime=tuple(dict.fromkeys(p for _, grp in groups for p in grp.regime_names)),
+            all_groups = self.regimes.groups(check)
+            for g, group in self._reported_groups(check, present):
+                if group.verdict.kind == "off":
+                    violations, status = 0, "skipped"
+                else:
+                    key = f"__v_{i}" if len(all_groups) < 2 else f"__v_{i}_{g}"
+                    violations = int(outcome.raw.get(key) or 0)
+                    status = "failed" if violations else "passed"
+                total = sum(outcome.rows_by_regime.get(r, 0) for r in group.ordinals)
+                out.append(
+                    RowCheckOutcome(
+                        check=check,
+                        check_type=check.check_type,
+                        severity=group.verdict.severity,
+                        status=status,
+                        violations=violations,
+                        total=total,
+                        profiles=group.profiles,
+                        regime=group.regime_names,
+                    )
                 )
-            )
         return out
 
 

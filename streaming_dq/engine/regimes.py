@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from streaming_dq.core.base_check import BaseCheck
+from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck
 from streaming_dq.core.severity import Severity
 
 REGIME_COLUMN = "__dq_regime"
@@ -56,7 +56,11 @@ class RegimeTable:
             self.regimes: list[Any] = list(enumerate_regimes(self.profiles))
         else:
             self.regimes = [None]
-        self._groups: dict[str, list[OverrideGroup]] = {c.check_id: self._group(c) for c in checks}
+        # Row checks group the regimes under which they behave alike; aggregate checks are judged separately
+        # for every regime present (a day of a holiday is its own population even where no rule matches).
+        self._groups: dict[str, list[OverrideGroup]] = {
+            c.check_id: self._group(c, per_regime=isinstance(c, BaseAggregateCheck)) for c in checks
+        }
 
     @property
     def split(self) -> bool:
@@ -81,16 +85,16 @@ class RegimeTable:
         severity = o.severity if o.severity is not None else check.severity
         return bool(o.disabled), float(o.metric_multiplier), severity, tuple(o.profiles)
 
-    def _group(self, check: BaseCheck) -> list[OverrideGroup]:
-        by_key: dict[tuple[bool, float, Severity], list[int]] = {}
-        applied: dict[tuple[bool, float, Severity], list[str]] = {}
+    def _group(self, check: BaseCheck, *, per_regime: bool) -> list[OverrideGroup]:
+        by_key: dict[tuple[bool, float, Severity, int], list[int]] = {}
+        applied: dict[tuple[bool, float, Severity, int], list[str]] = {}
         for r in self.ordinals:
             disabled, mult, sev, profs = self._overrides(check, r)
-            key = (disabled, mult, sev)
+            key = (disabled, mult, sev, r if per_regime else -1)
             by_key.setdefault(key, []).append(r)
             applied.setdefault(key, []).extend(profs)
         groups = []
-        for (disabled, mult, sev), ords in by_key.items():
+        for (disabled, mult, sev, part), ords in by_key.items():
             kind: Literal["off", "fail", "warn"] = (
                 "off" if disabled else ("fail" if sev in self.fail_levels else "warn")
             )
@@ -101,7 +105,7 @@ class RegimeTable:
                     ordinals=frozenset(ords),
                     verdict=Verdict(kind, sev),
                     multiplier=mult,
-                    profiles=tuple(dict.fromkeys(applied[(disabled, mult, sev)])),
+                    profiles=tuple(dict.fromkeys(applied[(disabled, mult, sev, part)])),
                     regime_names=names,
                 )
             )

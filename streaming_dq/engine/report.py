@@ -37,6 +37,8 @@ class ValidationReport:
                 if r.status == "skipped"
                 else r.check.violation_details(r.violations, r.total)  # type: ignore[attr-defined]
             )
+            if r.regime:
+                details += f" [profiles: {', '.join(r.regime)}]"
             lines.append(ReportLine(r.check.check_id, r.check_type, r.severity.value, r.status, details))  # type: ignore[arg-type]
         for a in outcome.aggregate_results:
             check = _find_check(outcome, a.check_id)
