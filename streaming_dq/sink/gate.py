@@ -248,16 +248,19 @@ class QualityGate:
         Raises:
             TargetWriteError: A table cannot be created (or read).
         """
+        self._ensure_tables(schema, spark, None)
+
+    def _ensure_tables(self, schema: StructType, spark: SparkSession, batch_id: int | None) -> None:
         writer = self.writer_for(spark)
         pass_target = self.targets["pass"]
-        with _writing(pass_target, None):
+        with _writing(pass_target, batch_id):
             pass_schema = writer.ensure_table(
                 pass_target, arrow_schema_of(schema, drop=[self.malformed_column])
             )
         wanted = {"quarantine": quarantine_schema(pass_schema), "results": RESULTS_SCHEMA}
         for role, target in self.targets.items():
             if role != "pass":
-                with _writing(target, None):
+                with _writing(target, batch_id):
                     writer.ensure_table(target, wanted[role])
         self._tables_ready = True
 
@@ -290,7 +293,7 @@ class QualityGate:
         spark = df.sparkSession
         writer = self.writer_for(spark)
         if not self._tables_ready:
-            self.ensure_tables(df.schema, spark)
+            self._ensure_tables(df.schema, spark, batch_id)
         ctx = BatchContext(self.name, batch_id, self.app_id(spark), datetime.now(UTC))
         txn = AppTransaction(ctx.app_id, batch_id)
         pending = self._pending_targets(writer, txn)

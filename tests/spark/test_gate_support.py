@@ -60,15 +60,11 @@ class Recorder:
 
 
 def make_gate(tmp: Path, checks: Sequence[Mapping[str, Any]] = BASE_CHECKS, **kw: Any) -> QualityGate:
+    kw.setdefault("pass_table", str(tmp / "pass"))
+    kw.setdefault("quarantine_table", str(tmp / "quarantine"))
     kw.setdefault("results_table", str(tmp / "results"))
     kw.setdefault("metrics", Recorder())
-    return QualityGate(
-        kw.pop("name", "orders"),
-        CheckSet.from_dicts(checks),
-        pass_table=str(tmp / "pass"),
-        quarantine_table=str(tmp / "quarantine"),
-        **kw,
-    )
+    return QualityGate(kw.pop("name", "orders"), CheckSet.from_dicts(checks), **kw)
 
 
 def stream(spark: Any, landing: Path, schema: str = SCHEMA, *, corrupt: bool = True, **options: str) -> Any:
