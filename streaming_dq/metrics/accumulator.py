@@ -235,20 +235,21 @@ def _decode(kind: str, col: str, row: Mapping[str, Any]) -> Any:
 
 
 def _hll_states(starts: pa.Array, values: pa.ChunkedArray) -> dict[datetime | None, HllState]:
-    """One HLL sketch per window over the distinct non-NULL values (NULLs are ignored, as in Spark)."""
+    """One HLL sketch per window over its distinct non-NULL values (NULLs are ignored, as in Spark)."""
     from datasketches import hll_sketch, tgt_hll_type
 
-    pairs = pa.table({"ws": starts, "v": values}).filter(pc.is_valid(values)).group_by(["ws", "v"])
-    distinct = pairs.aggregate([])
-    sketches: dict[datetime | None, Any] = {}
-    for start, value in zip(distinct.column("ws").to_pylist(), distinct.column("v").to_pylist(), strict=True):
-        sketch = sketches.get(start)
-        if sketch is None:
-            sketch = sketches[start] = hll_sketch(HLL_LG_K, tgt_hll_type.HLL_4)
-        sketch.update(value.hex() if isinstance(value, bytes) else value)
-    out = {start: HllState(bytes(s.serialize_compact())) for start, s in sketches.items()}
-    for start in pc.unique(starts).to_pylist():
-        out.setdefault(start, HllState())
+    distinct = pa.table({"ws": starts, "v": values}).group_by("ws").aggregate([("v", "distinct")])
+    out: dict[datetime | None, HllState] = {}
+    for start, group in zip(
+        distinct.column("ws").to_pylist(), distinct.column("v_distinct").to_pylist(), strict=True
+    ):
+        if not group:
+            out[start] = HllState()
+            continue
+        sketch = hll_sketch(HLL_LG_K, tgt_hll_type.HLL_4)
+        for value in group:
+            sketch.update(value.hex() if isinstance(value, bytes) else value)
+        out[start] = HllState(bytes(sketch.serialize_compact()))
     return out
 
 
