@@ -108,4 +108,14 @@ class TargetWriteError(StreamingDQError, OSError):
 
 
 class ExporterError(StreamingDQError, OSError):
-    """The Prometheus endpoint could not be started (e.g. the port is taken)."""
+    """The Prometheus endpoint could not be started (e.g. the port is taken) or a push failed.
+
+    Attributes:
+        host: The address it tried to bind or reach, when known.
+        port: The port, when known.
+    """
+
+    def __init__(self, message: str, *, host: str | None = None, port: int | None = None) -> None:
+        self.host = host
+        self.port = port
+        super().__init__(message)

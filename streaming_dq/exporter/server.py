@@ -90,7 +90,9 @@ def serve_metrics(
         reason = error.strerror or str(error)
         raise ExporterError(
             f"cannot serve Prometheus metrics on {host}:{port}: {reason}"
-            " (is another process using the port? set metrics.prometheus.port to a free one)"
+            " (is another process using the port? set metrics.prometheus.port to a free one)",
+            host=host,
+            port=port,
         ) from error
     return MetricsServer(host=host, port=httpd.server_port, _server=httpd, _thread=thread)
 
