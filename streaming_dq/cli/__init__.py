@@ -1,0 +1,1 @@
+"""The ``streaming-dq`` command line: ``run``, ``validate``, ``check``, ``schema`` and ``metrics``."""

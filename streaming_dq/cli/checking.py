@@ -1,0 +1,133 @@
+"""``streaming-dq check``: validate a file or table once with the batch engine and report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from streaming_dq.config.gate_config import SparkSection
+from streaming_dq.config.loader import load_check_file
+from streaming_dq.core.severity import Severity
+from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from streaming_dq.config.gate_config import GateConfig
+    from streaming_dq.engine.result import BatchValidationResult
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+#: Reader options when the data is not described by a gate config's source.
+DEFAULT_OPTIONS = {"csv": {"header": "true", "inferSchema": "true"}}
+
+
+def read_data(session: SparkSession, path: Path, data_format: str, config: GateConfig | None) -> DataFrame:
+    """Read ``path``; json/csv use the gate config's source schema and options when its format matches."""
+    from streaming_dq.sink import ReferenceSpec
+
+    schema, options = None, DEFAULT_OPTIONS.get(data_format, {})
+    if config is not None and config.source.format == data_format:
+        schema, options = config.source.schema_, dict(config.source.options)
+    return ReferenceSpec(data_format, str(path), schema, options).load(session)
+
+
+def _references(session: SparkSession, config: GateConfig | None) -> dict[str, DataFrame]:
+    from streaming_dq.sink import ReferenceSpec
+
+    if config is None:
+        return {}
+    return {
+        name: ReferenceSpec(r.format, r.path, r.schema_, dict(r.options)).load(session)
+        for name, r in config.reference_datasets.items()
+    }
+
+
+def _document(
+    result: BatchValidationResult, fail_levels: list[Severity], examples: list[dict[str, Any]]
+) -> dict[str, Any]:
+    summary = result.summary()
+    report = result.report()
+    return {
+        "ok": _exit_code(result, fail_levels) == EXIT_OK,
+        "summary": {
+            "total_records": summary.total_records,
+            "passed_records": summary.passed_records,
+            "failed_records": summary.failed_records,
+            "warning_records": summary.warning_records,
+            "pass_rate": summary.pass_rate,
+        },
+        "checks": [
+            {
+                "check-id": line.check_id,
+                "check": line.check_type,
+                "severity": line.severity,
+                "status": line.status,
+                "details": line.details,
+            }
+            for line in report.lines
+        ],
+        "failed_examples": examples,
+    }
+
+
+def _exit_code(result: BatchValidationResult, fail_levels: list[Severity]) -> int:
+    levels = {level.value for level in fail_levels}
+    failed = [line for line in result.report().failed if line.severity in levels]
+    return EXIT_FAILED if failed or result.summary().failed_records else EXIT_OK
+
+
+def _examples(result: BatchValidationResult, limit: int) -> list[dict[str, Any]]:
+    if limit <= 0:
+        return []
+    return [row.asDict(recursive=True) for row in result.fail_df().limit(limit).collect()]
+
+
+def run_check(config_path: Path, data: Path, data_format: str, *, as_json: bool, examples: int) -> int:
+    """Validate ``data`` with the checks of ``config_path``; print the report; return the exit code.
+
+    Raises:
+        ConfigError: the config or checks file is invalid (the caller prints each problem, exit 2).
+    """
+    from streaming_dq.engine.batch import BatchDQEngine
+    from streaming_dq.job import build_spark_session
+
+    loaded = load_check_file(config_path)
+    if "://" not in str(data) and not data.exists():
+        typer.echo(f"error: --data {data}: no such file or directory", err=True)
+        return EXIT_USAGE
+    config = loaded.config
+    fail_levels = list(config.fail_levels) if config else [Severity.CRITICAL]
+    session, own_session = build_spark_session(
+        config.spark if config else SparkSection(), app_name="streaming-dq-check"
+    )
+    try:
+        engine = BatchDQEngine(
+            loaded.check_set,
+            fail_levels,
+            profiles=config.profile_objects() if config else (),
+            event_time=config.gate.event_time if config else None,
+            timezone=config.gate.timezone if config else "UTC",
+        )
+        try:
+            result = engine.run_batch(
+                read_data(session, data, data_format, config), _references(session, config)
+            )
+        except (CheckEvaluationError, MissingReferenceDatasetError) as exc:
+            typer.echo(f"error: {exc}", err=True)
+            return EXIT_USAGE
+        shown = _examples(result, examples)
+        if as_json:
+            typer.echo(json.dumps(_document(result, fail_levels, shown), indent=2, default=str))
+        else:
+            typer.echo(f"{data}: {result.summary()}")
+            typer.echo(str(result.report()).rstrip())
+            for row in shown:
+                typer.echo(f"failed row: {json.dumps(row, default=str)}")
+        return _exit_code(result, fail_levels)
+    finally:
+        if own_session:
+            session.stop()

@@ -1,0 +1,316 @@
+"""The ``streaming-dq`` command.
+
+Exit codes, for every command: 0 success, 1 the data failed (checks failed, the stream failed), 2 a usage or
+config error. Heavy imports (pyspark, the sink) happen inside the commands that need them, so ``--help``,
+``validate`` and ``schema`` stay fast and never start a JVM.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from enum import StrEnum
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from streaming_dq.exceptions import ConfigError
+
+if TYPE_CHECKING:
+    from streaming_dq.config.gate_config import GateConfig
+    from streaming_dq.core.outcome import BatchOutcome
+    from streaming_dq.job import JobTotals
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+app = typer.Typer(
+    name="streaming-dq",
+    help="A data-quality gate for Spark Structured Streaming: validate every micro-batch, route each row "
+    "to a pass or a quarantine Delta table exactly once, export metrics to Prometheus.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+ConfigArg = Annotated[Path, typer.Argument(help="The gate config file (YAML).", show_default=False)]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print a JSON document for machines instead of text.")
+]
+
+
+def _console(*, stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def _problems(exc: ConfigError) -> list[ConfigError]:
+    return list(getattr(exc, "errors", None) or [exc])
+
+
+def _problem_json(problem: ConfigError) -> dict[str, str | None]:
+    return {"file": problem.source, "field": problem.field_path, "reason": problem.reason}
+
+
+def _fail_config(problems: list[ConfigError], *, as_json: bool) -> typer.Exit:
+    """Print every config problem (``FILE: FIELD.PATH: reason``) and return the exit to raise."""
+    if as_json:
+        typer.echo(json.dumps({"ok": False, "problems": [_problem_json(p) for p in problems]}, indent=2))
+    else:
+        for problem in problems:
+            typer.echo(str(problem), err=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"streaming-dq {version('streaming-dq')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """A data-quality gate for Spark Structured Streaming."""
+
+
+# --- validate -----------------------------------------------------------------------------------------------
+
+
+@app.command()
+def validate(config: ConfigArg, as_json: JsonOption = False) -> None:
+    """Check a gate config without running Spark.
+
+    Every check is built through the check factory and every profile is parsed. Exit 0 with a one-line
+    summary, or 2 with one `FILE: FIELD.PATH: reason` line per problem.
+    """
+    from streaming_dq.config.loader import inspect_gate_config
+
+    loaded, problems = inspect_gate_config(config)
+    if problems or loaded is None:
+        raise _fail_config(problems, as_json=as_json)
+    check_set = loaded.check_set()
+    rows, aggregates = len(check_set.get_row_checks()), len(check_set.get_aggregate_checks())
+    if as_json:
+        doc = {
+            "ok": True,
+            "file": str(config),
+            "gate": loaded.gate.name,
+            "checks": len(check_set),
+            "row_checks": rows,
+            "aggregate_checks": aggregates,
+            "profiles": [p.name for p in loaded.profiles],
+        }
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    typer.echo(
+        f"ok: gate {loaded.gate.name!r}: {_count(len(check_set), 'check')} ({rows} row, {aggregates} aggregate), "
+        f"{_count(len(loaded.profiles), 'profile')}"
+    )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+# --- schema -------------------------------------------------------------------------------------------------
+
+
+@app.command()
+def schema(
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")
+    ] = None,
+) -> None:
+    """Print the JSON Schema of the gate config, for editors.
+
+    With the YAML language server: put `# yaml-language-server: $schema=gate-config.schema.json` at the top
+    of a config after `streaming-dq schema -o gate-config.schema.json`.
+    """
+    from streaming_dq.config.gate_config import gate_config_json_schema
+
+    text = json.dumps(gate_config_json_schema(), indent=2)
+    if output is None:
+        typer.echo(text)
+    else:
+        output.write_text(text + "\n", encoding="utf-8")
+
+
+# --- run ----------------------------------------------------------------------------------------------------
+
+
+def _batch_line(outcome: BatchOutcome) -> str:
+    if outcome.status == "skipped_replay":
+        return f"batch {outcome.batch_id:>4}  [dim]replayed, already committed: nothing written[/]"
+    parts = [
+        f"batch {outcome.batch_id:>4}",
+        f"in {outcome.rows_in:>7,}",
+        f"[green]passed {outcome.rows_passed:>7,}[/]",
+        f"[red]quarantined {outcome.rows_quarantined:>6,}[/]"
+        if outcome.rows_quarantined
+        else "quarantined      0",
+        f"[yellow]warned {outcome.rows_warned:>6,}[/]" if outcome.rows_warned else "warned      0",
+        f"{outcome.duration_seconds:6.2f} s",
+    ]
+    extras = [f"{outcome.rows_malformed:,} malformed"] if outcome.rows_malformed else []
+    failed = [c.check_id for c in outcome.checks if c.status == "failed"]
+    if failed:
+        extras.append("failed: " + ", ".join(failed[:4]) + (" ..." if len(failed) > 4 else ""))
+    if outcome.active_profiles:
+        extras.append("profiles: " + ", ".join(outcome.active_profiles))
+    line = "  ".join(parts)
+    return line + (f"  [dim]({escape('; '.join(extras))})[/]" if extras else "")
+
+
+def _start_line(config: GateConfig, metrics_url: str | None) -> str:
+    src = config.source
+    trigger = "available-now" if src.trigger.available_now else f"every {src.trigger.processing_time}"
+    line = f"gate {config.gate.name!r}: {src.format} from {src.path} ({trigger})"
+    return line + (f"; metrics at {metrics_url}" if metrics_url else "")
+
+
+def _end_line(config: GateConfig, totals: JobTotals) -> str:
+    t = totals
+    counts = (
+        f"{t.batches} batch{'' if t.batches == 1 else 'es'}, {t.rows_in:,} rows in: {t.rows_passed:,} "
+        f"passed, {t.rows_quarantined:,} quarantined, {t.rows_warned:,} warned"
+    )
+    if t.replayed:
+        counts += f" ({t.replayed} replayed batches skipped)"
+    return f"{counts}\npass table: {config.targets.pass_table}\nquarantine table: {config.targets.quarantine}"
+
+
+def _install_stop_handlers(stop: threading.Event) -> None:
+    def handle(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, handle)
+
+
+@app.command()
+def run(
+    config: ConfigArg,
+    available_now: Annotated[
+        bool,
+        typer.Option(
+            "--available-now",
+            "--until-idle",
+            help="Drain what the source holds, then stop (overrides a processing-time trigger).",
+        ),
+    ] = False,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", min=0, help="Stop the stream after this many seconds.")
+    ] = None,
+) -> None:
+    """Run a gate job: source stream, gate, Delta targets, /metrics when configured.
+
+    Prints one line per micro-batch. An available-now job ends when the source is drained; a processing-time
+    job runs until Ctrl-C / SIGTERM (or --timeout). Exit 0, 1 if the stream failed, 2 on a config error or a
+    taken metrics port.
+    """
+    from streaming_dq.config.gate_config import Trigger
+    from streaming_dq.config.loader import load_gate_config
+    from streaming_dq.exceptions import ExporterError
+    from streaming_dq.job import GateJob
+
+    out, err = _console(), _console(stderr=True)
+    try:
+        loaded = load_gate_config(config)
+    except ConfigError as exc:
+        raise _fail_config(_problems(exc), as_json=False) from None
+    if available_now:
+        loaded = loaded.with_trigger(Trigger())
+    stop = threading.Event()
+    _install_stop_handlers(stop)
+    job = GateJob(
+        loaded,
+        on_batch=lambda outcome: out.print(_batch_line(outcome)),
+        on_started=lambda url: out.print(escape(_start_line(loaded, url))),
+        stop_event=stop,
+    )
+    try:
+        totals = job.run(timeout=timeout)
+    except ExporterError as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(EXIT_USAGE) from None
+    out.print(escape(_end_line(loaded, totals)))
+    if totals.failed:
+        err.print(f"[red]the stream failed:[/] {escape(totals.error or 'unknown error')}")
+        raise typer.Exit(EXIT_FAILED)
+
+
+# --- check --------------------------------------------------------------------------------------------------
+
+
+class DataFormat(StrEnum):
+    """Formats ``streaming-dq check`` reads."""
+
+    json = "json"
+    csv = "csv"
+    parquet = "parquet"
+    delta = "delta"
+
+
+@app.command()
+def check(
+    config: Annotated[
+        Path, typer.Argument(help="A gate config, or a checks file (a list of checks or {checks: [...]}).")
+    ],
+    data: Annotated[Path, typer.Option("--data", help="The file, folder or Delta table to validate.")],
+    data_format: Annotated[DataFormat, typer.Option("--format", help="Format of --data.")] = DataFormat.json,
+    as_json: JsonOption = False,
+    examples: Annotated[int, typer.Option("--examples", min=0, help="Also print up to N failed rows.")] = 0,
+) -> None:
+    """Validate a file or table once with the batch engine and print the report.
+
+    With a gate config, its fail levels, profiles, event time and reference datasets apply, and json/csv data
+    is read with its source schema and options. Exit 0 when no check at a fail level failed, 1 when one did,
+    2 on a usage or config error.
+    """
+    from streaming_dq.cli.checking import run_check
+
+    try:
+        code = run_check(config, data, data_format.value, as_json=as_json, examples=examples)
+    except ConfigError as exc:
+        raise _fail_config(_problems(exc), as_json=as_json) from None
+    raise typer.Exit(code)
+
+
+# --- metrics (placeholder) ------------------------------------------------------------------------------
+
+
+@app.command()
+def metrics(
+    config: ConfigArg,
+    window: Annotated[
+        str | None, typer.Option("--window", help="Event-time window size to show, e.g. '1 day'.")
+    ] = None,
+    check_id: Annotated[str | None, typer.Option("--check", help="Only this check id.")] = None,
+) -> None:
+    """Show the accumulated metrics of a gate (per batch, per window, lifetime) from its metrics table.
+
+    Not available yet: this command exits 2.
+    """
+    typer.echo("streaming-dq metrics: not available yet", err=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
+def main() -> Any:
+    """Entry point of the ``streaming-dq`` console script."""
+    return app()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,301 @@
+"""Run a gate job from its config: Spark session, source stream, gate, Prometheus endpoint, until done.
+
+:class:`GateJob` wires the pieces a :class:`~streaming_dq.config.gate_config.GateConfig` names: it starts the
+``/metrics`` endpoint first (a taken port fails before a JVM is started), builds the SparkSession, reads the
+source with ``readStream`` (malformed json/csv lines kept in the malformed column), starts the
+:class:`~streaming_dq.sink.QualityGate` as the ``foreachBatch`` sink, and waits: an ``available-now`` job ends
+when the source is drained, a ``processing-time`` job when it is stopped (``stop_event``, a timeout).
+
+Example:
+    >>> from streaming_dq.config.loader import load_gate_config
+    >>> job = GateJob(load_gate_config("jobs/orders/orders.yaml"), on_batch=print)  # doctest: +SKIP
+    >>> job.run().failed  # doctest: +SKIP
+    False
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from streaming_dq.config.gate_config import GateConfig, SourceSection, SparkSection
+from streaming_dq.core.base_check import BaseRowCheck
+from streaming_dq.core.outcome import BatchOutcome
+
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+    from streaming_dq.exporter import GateMetrics, MetricsServer
+    from streaming_dq.sink import QualityGate
+
+__all__ = ["GateJob", "JobTotals", "build_spark_session", "read_stream"]
+
+#: Spark settings the job applies unless ``spark.conf`` sets them.
+SPARK_DEFAULTS: Mapping[str, str] = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+}
+#: Extra defaults for a local master, where 200 shuffle partitions only cost time.
+LOCAL_DEFAULTS: Mapping[str, str] = {"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false"}
+
+
+def build_spark_session(spark: SparkSection, *, app_name: str) -> tuple[SparkSession, bool]:
+    """The SparkSession a job runs in: the active one if there is one, else a new one built from ``spark:``.
+
+    ``spark.conf`` entries override :data:`SPARK_DEFAULTS` (and :data:`LOCAL_DEFAULTS` on a ``local`` master).
+    Python workers use this interpreter unless ``PYSPARK_PYTHON`` says otherwise.
+
+    Returns:
+        The session, and whether it was created here (the caller then stops it when done).
+    """
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    local = spark.master.startswith("local")
+    conf = {**SPARK_DEFAULTS, **(LOCAL_DEFAULTS if local else {}), **spark.conf}
+    builder = SparkSession.builder.master(spark.master).appName(spark.app_name or app_name)
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel(spark.log_level)
+    return session, True
+
+
+def read_stream(session: SparkSession, source: SourceSection) -> DataFrame:
+    """The source as a streaming DataFrame.
+
+    A json or csv source in ``PERMISSIVE`` mode (Spark's default) gets the malformed column appended to its
+    schema, so a malformed line reaches the gate (and its quarantine) instead of becoming a row of NULLs.
+    """
+    from streaming_dq.sink import with_corrupt_record_column
+
+    reader = session.readStream.format(source.format).options(**source.options)
+    if source.max_files_per_trigger is not None:
+        reader = reader.option("maxFilesPerTrigger", str(source.max_files_per_trigger))
+    permissive = source.options.get("mode", "PERMISSIVE").upper() == "PERMISSIVE"
+    if source.schema_ is not None and source.format in ("json", "csv") and permissive:
+        reader = reader.option("columnNameOfCorruptRecord", source.malformed_column)
+        reader = reader.schema(with_corrupt_record_column(source.schema_, source.malformed_column))
+    elif source.schema_ is not None:
+        reader = reader.schema(source.schema_)
+    return reader.load(source.path)
+
+
+@dataclass
+class JobTotals:
+    """What a run did, summed over its committed batches (replayed batches are not counted)."""
+
+    batches: int = 0
+    replayed: int = 0
+    rows_in: int = 0
+    rows_passed: int = 0
+    rows_quarantined: int = 0
+    rows_warned: int = 0
+    rows_malformed: int = 0
+    failed: bool = False
+    error: str | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, outcome: BatchOutcome) -> None:
+        """Count one batch outcome."""
+        with self._lock:
+            if outcome.status == "skipped_replay":
+                self.replayed += 1
+                return
+            self.batches += 1
+            self.rows_in += outcome.rows_in
+            self.rows_passed += outcome.rows_passed
+            self.rows_quarantined += outcome.rows_quarantined
+            self.rows_warned += outcome.rows_warned
+            self.rows_malformed += outcome.rows_malformed
+
+
+class GateJob:
+    """One gate job, built from its config.
+
+    Args:
+        config: The loaded config (paths already resolved, see :func:`~streaming_dq.config.loader.load_gate_config`).
+        on_batch: Called with every batch outcome, on the driver, after the batch's commits.
+        on_started: Called once the query runs, with the metrics URL (None without an endpoint).
+        stop_event: When set, the job stops the query and returns (a processing-time job runs until then).
+        session: The SparkSession to use; by default the active one, else one built from ``spark:`` (and
+            stopped at the end).
+    """
+
+    def __init__(
+        self,
+        config: GateConfig,
+        *,
+        on_batch: Callable[[BatchOutcome], None] | None = None,
+        on_started: Callable[[str | None], None] | None = None,
+        stop_event: threading.Event | None = None,
+        session: SparkSession | None = None,
+    ) -> None:
+        self.config = config
+        self.check_set = config.check_set()
+        self.profiles = config.profile_objects()
+        self.totals = JobTotals()
+        self._on_batch = on_batch
+        self._on_started = on_started
+        self._stop = stop_event or threading.Event()
+        self._session = session
+        self.query: StreamingQuery | None = None
+
+    def run(self, *, timeout: float | None = None) -> JobTotals:
+        """Run until the source is drained (available-now), the stop event is set, or ``timeout`` seconds.
+
+        Returns:
+            The totals; ``failed`` and ``error`` tell whether the stream failed.
+
+        Raises:
+            ExporterError: the metrics endpoint cannot be started (e.g. its port is taken).
+        """
+        registry, metrics, server = self._start_metrics()
+        if self._session is not None:
+            session, own_session = self._session, False
+        else:
+            app_name = f"streaming-dq-{self.config.gate.name}"
+            session, own_session = build_spark_session(self.config.spark, app_name=app_name)
+        try:
+            self._run_query(session, metrics, server, timeout)
+        finally:
+            if server is not None:
+                server.close()
+            self._push(registry)
+            if own_session:
+                session.stop()
+        return self.totals
+
+    def _start_metrics(self) -> tuple[CollectorRegistry | None, GateMetrics | None, MetricsServer | None]:
+        section = self.config.metrics
+        if section.prometheus is None and section.pushgateway is None:
+            return None, None, None
+        from prometheus_client import CollectorRegistry
+
+        from streaming_dq.exporter import CheckLabels, GateMetrics, serve_metrics
+
+        registry = CollectorRegistry()
+        checks = [
+            CheckLabels(
+                c.check_id,
+                c.check_type,
+                c.severity.value,
+                "row" if isinstance(c, BaseRowCheck) else "aggregate",
+            )
+            for c in self.check_set
+        ]
+        metrics = GateMetrics(
+            self.config.gate.name, registry=registry, checks=checks, profiles=[p.name for p in self.profiles]
+        )
+        server = None
+        if section.prometheus is not None:
+            server = serve_metrics(registry, host=section.prometheus.host, port=section.prometheus.port)
+        return registry, metrics, server
+
+    def _push(self, registry: CollectorRegistry | None) -> None:
+        gateway = self.config.metrics.pushgateway
+        if registry is None or gateway is None:
+            return
+        from streaming_dq.exporter import push_metrics
+
+        push_metrics(registry, gateway.url, gateway.job, {"gate": self.config.gate.name})
+
+    def _record(self, outcome: BatchOutcome) -> None:
+        self.totals.add(outcome)
+        if self._on_batch is not None:
+            self._on_batch(outcome)
+
+    def _build_gate(self, metrics: GateMetrics | None) -> QualityGate:
+        from streaming_dq.sink import QualityGate, ReferenceSpec
+
+        c = self.config  # targets.metrics is not passed yet: the window accumulator adds the metrics table
+        references = {
+            name: ReferenceSpec(r.format, r.path, r.schema_, dict(r.options), r.refresh_seconds)
+            for name, r in c.reference_datasets.items()
+        }
+        return QualityGate(
+            c.gate.name,
+            self.check_set,
+            pass_table=c.targets.pass_table,
+            quarantine_table=c.targets.quarantine,
+            results_table=c.targets.results,
+            fail_levels=c.fail_levels,
+            reference_datasets=references,
+            event_time=c.gate.event_time,
+            timezone=c.gate.timezone,
+            profiles=self.profiles,
+            writer=c.targets.writer,
+            on_aggregate_failure=c.on_aggregate_failure,
+            schema_drift=c.schema_drift,
+            malformed_column=c.source.malformed_column,
+            on_batch=self._record,
+            metrics=metrics,
+        )
+
+    def _run_query(
+        self,
+        session: SparkSession,
+        metrics: GateMetrics | None,
+        server: MetricsServer | None,
+        timeout: float | None,
+    ) -> None:
+        gate = self._build_gate(metrics)
+        stream = read_stream(session, self.config.source)
+        query = gate.start(
+            stream,
+            checkpoint_location=self.config.checkpoint,
+            trigger=self.config.source.trigger.to_spark(),
+            query_name=self.config.gate.name,
+        )
+        self.query = query
+        bridge = None
+        if metrics is not None:
+            from streaming_dq.exporter import ProgressBridge
+
+            bridge = ProgressBridge(metrics, query.id)
+            session.streams.addListener(bridge)
+        if self._on_started is not None:
+            self._on_started(server.url if server is not None else None)
+        try:
+            self._wait(query, timeout)
+        finally:
+            if bridge is not None:
+                session.streams.removeListener(bridge)
+
+    def _wait(self, query: StreamingQuery, timeout: float | None) -> None:
+        from pyspark.errors import StreamingQueryException
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while query.isActive:
+                if self._stop.is_set() or (deadline is not None and time.monotonic() >= deadline):
+                    query.stop()
+                    break
+                query.awaitTermination(1)
+        except StreamingQueryException as exc:
+            self.totals.failed, self.totals.error = True, _first_line(exc)
+            return
+        except KeyboardInterrupt:
+            query.stop()
+        error = query.exception()
+        if error is not None:
+            self.totals.failed, self.totals.error = True, _first_line(error)
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first meaningful line of a (JVM) error message."""
+    text = getattr(exc, "desc", None) or str(exc)
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__

@@ -1,0 +1,160 @@
+"""``streaming-dq run`` and ``streaming-dq check`` end to end: a generated landing folder, real Delta tables."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from deltalake import DeltaTable
+from typer.testing import CliRunner
+
+from streaming_dq.cli.main import app
+
+pytestmark = pytest.mark.spark
+
+REPO = Path(__file__).resolve().parents[2]
+ORDERS_JOB = REPO / "jobs" / "orders"
+CLI = Path(sys.executable).parent / "streaming-dq"
+
+
+def make_orders_job(tmp_path: Path, *, batches: int, rows: int, seed: int = 5) -> tuple[Path, dict]:
+    """A copy of the orders job in ``tmp_path`` (delta-rs writer, metrics on a free port) and its data."""
+    config = (ORDERS_JOB / "orders.yaml").read_text(encoding="utf-8")
+    config = config.replace("writer: auto ", "writer: delta-rs").replace("port: 9108", "port: 0")
+    assert "writer: delta-rs" in config and "port: 0" in config
+    path = tmp_path / "orders.yaml"
+    path.write_text(config, encoding="utf-8")
+    args = [
+        "--out",
+        str(tmp_path / "data"),
+        "--batches",
+        str(batches),
+        "--rows",
+        str(rows),
+        "--seed",
+        str(seed),
+    ]
+    generated = subprocess.run(
+        [sys.executable, str(ORDERS_JOB / "generate.py"), *args, "--json"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return path, json.loads(generated.stdout)
+
+
+def test_run_drains_an_orders_landing_folder_into_pass_and_quarantine(tmp_path: Path) -> None:
+    config, summary = make_orders_job(tmp_path, batches=3, rows=40)
+    lines = sum(len(Path(f).read_text(encoding="utf-8").splitlines()) for f in summary["files"])
+    assert summary["records"] == lines == 120 and summary["malformed"] == 6
+
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "COLUMNS": "200"}
+    done = subprocess.run(
+        [str(CLI), "run", str(config), "--available-now"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+
+    batch_lines = [line for line in done.stdout.splitlines() if line.startswith("batch ")]
+    assert len(batch_lines) == 3, done.stdout
+    assert all(
+        re.search(r"in +40 +passed +\d+ +quarantined +\d+ +warned +\d+ +[\d.]+ s", line)
+        for line in batch_lines
+    )
+    assert "metrics at http://127.0.0.1:" in done.stdout
+
+    tables = tmp_path / "data" / "tables"
+    passed = DeltaTable(str(tables / "orders_pass")).to_pyarrow_table()
+    quarantined = DeltaTable(str(tables / "orders_quarantine")).to_pyarrow_table()
+    assert passed.num_rows + quarantined.num_rows == summary["records"]
+    assert quarantined.num_rows >= summary["malformed"]
+    malformed = [
+        errors
+        for errors in quarantined.column("_dq_errors").to_pylist()
+        if any(e["check-id"] == "malformed-record" for e in errors)
+    ]
+    assert len(malformed) == summary["malformed"]
+    totals = re.search(r"3 batches, 120 rows in: (\d+) passed, (\d+) quarantined", done.stdout)
+    assert totals is not None, done.stdout
+    assert (int(totals[1]), int(totals[2])) == (passed.num_rows, quarantined.num_rows)
+
+
+def test_run_with_a_taken_metrics_port_is_a_clear_error(tmp_path: Path) -> None:
+    import socket
+
+    config, _ = make_orders_job(tmp_path, batches=1, rows=5)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config.write_text(
+            config.read_text(encoding="utf-8").replace("port: 0", f"port: {port}"), encoding="utf-8"
+        )
+        done = subprocess.run([str(CLI), "run", str(config)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2
+    assert f"cannot serve Prometheus metrics on 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "data" / "tables").exists()
+
+
+@pytest.fixture()
+def orders_file(tmp_path: Path) -> tuple[Path, Path]:
+    config, summary = make_orders_job(tmp_path, batches=1, rows=30, seed=9)
+    return config, Path(summary["files"][0])
+
+
+def test_check_reports_failed_checks_with_exit_1(spark: object, orders_file: tuple[Path, Path]) -> None:
+    config, data = orders_file
+    result = CliRunner().invoke(
+        app, ["check", str(config), "--data", str(data), "--format", "json", "--json"]
+    )
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    assert doc["ok"] is False
+    assert doc["summary"]["total_records"] == 30
+    assert doc["summary"]["failed_records"] > 0
+    statuses = {c["check-id"]: c["status"] for c in doc["checks"]}
+    assert set(statuses) >= {"order-id-present", "customer-known", "order-id-unique", "batch-volume"}
+    assert statuses["batch-volume"] == "failed"  # 30 < 100 orders
+
+
+def test_check_passes_clean_data_with_a_checks_file(spark: object, tmp_path: Path) -> None:
+    checks = tmp_path / "checks.yaml"
+    checks.write_text(
+        "checks:\n"
+        "  - {check: null-check, check-id: id-present, columns: [order_id]}\n"
+        "  - {check: numeric-min-check, check-id: amount-positive, columns: [amount], min-value: 0}\n",
+        encoding="utf-8",
+    )
+    data = tmp_path / "orders.json"
+    data.write_text('{"order_id": "a", "amount": 3.5}\n{"order_id": "b", "amount": 7}\n', encoding="utf-8")
+    result = CliRunner().invoke(app, ["check", str(checks), "--data", str(data), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert "2 rows: 2 passed, 0 failed" in result.stdout
+    assert "Validation Report: 2 passed, 0 failed" in result.stdout
+
+    data.write_text('{"order_id": null, "amount": -1}\n', encoding="utf-8")
+    result = CliRunner().invoke(app, ["check", str(checks), "--data", str(data), "--examples", "1"])
+    assert result.exit_code == 1, result.output
+    assert "failed row: " in result.stdout
+
+
+def test_check_usage_errors_exit_2(spark: object, tmp_path: Path) -> None:
+    checks = tmp_path / "checks.yaml"
+    checks.write_text("- {check: null-check, check-id: a, columns: [missing_column]}\n", encoding="utf-8")
+    data = tmp_path / "d.json"
+    data.write_text('{"x": 1}\n', encoding="utf-8")
+    absent = CliRunner().invoke(app, ["check", str(checks), "--data", str(tmp_path / "absent.json")])
+    assert absent.exit_code == 2 and "no such file or directory" in absent.stderr
+    missing_column = CliRunner().invoke(app, ["check", str(checks), "--data", str(data)])
+    assert missing_column.exit_code == 2, missing_column.output
+    assert "missing_column" in missing_column.stderr

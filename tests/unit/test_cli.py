@@ -1,0 +1,204 @@
+"""The ``streaming-dq`` command without a JVM: validate, schema, help, placeholders, and the job generators."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from streaming_dq.cli.main import app
+
+REPO = Path(__file__).resolve().parents[2]
+ORDERS = REPO / "jobs" / "orders" / "orders.yaml"
+SENSORS = REPO / "jobs" / "sensors" / "sensors.yaml"
+CLI = Path(sys.executable).parent / "streaming-dq"
+
+BAD = """\
+gate: {name: orders, event-time: order_ts}
+source:
+  format: json
+  path: landing
+  schema: "order_id STRING, order_ts TIMESTAMP"
+  trigger: sometimes
+checkpoint: state
+targets: {pass: p, quarantine: q}
+checks:
+  - {check: null-check, check-id: a, columns: [order_id], severity: fatal}
+  - {check: null-check, check-id: b, columns: [order_id], colour: red}
+"""
+
+
+@pytest.fixture()
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture()
+def bad_config(tmp_path: Path) -> Path:
+    path = tmp_path / "bad.yaml"
+    path.write_text(BAD, encoding="utf-8")
+    return path
+
+
+def assert_no_jvm() -> None:
+    from pyspark import SparkContext
+
+    assert SparkContext._active_spark_context is None
+    assert SparkContext._gateway is None
+
+
+def test_validate_prints_a_one_line_summary(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["validate", str(ORDERS)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "ok: gate 'orders': 10 checks (8 row, 2 aggregate), 2 profiles\n"
+    assert result.stderr == ""
+    assert_no_jvm()
+
+
+def test_validate_json(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["validate", "--json", str(SENSORS)])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc == {
+        "ok": True,
+        "file": str(SENSORS),
+        "gate": "sensors",
+        "checks": 10,
+        "row_checks": 7,
+        "aggregate_checks": 3,
+        "profiles": ["Autumn storm 2025"],
+    }
+
+
+def test_validate_prints_every_problem_and_exits_2(runner: CliRunner, bad_config: Path) -> None:
+    result = runner.invoke(app, ["validate", str(bad_config)])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f"{bad_config}: source.trigger: trigger must be 'available-now' or {{processing-time: '10 seconds'}}, "
+        "got 'sometimes'",
+        f"{bad_config}: checks[0].severity: invalid severity 'fatal': expected one of critical, warning",
+        f"{bad_config}: checks[1].colour: unknown key 'colour' (did you mean 'columns'?)",
+    ]
+    assert "Traceback" not in result.output
+    assert_no_jvm()
+
+
+def test_validate_json_lists_the_problems(runner: CliRunner, bad_config: Path) -> None:
+    result = runner.invoke(app, ["validate", "--json", str(bad_config)])
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    assert doc["ok"] is False
+    assert [(p["file"], p["field"]) for p in doc["problems"]] == [
+        (str(bad_config), "source.trigger"),
+        (str(bad_config), "checks[0].severity"),
+        (str(bad_config), "checks[1].colour"),
+    ]
+
+
+def test_validate_a_missing_file_exits_2(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["validate", str(tmp_path / "absent.yaml")])
+    assert result.exit_code == 2
+    assert result.stderr == f"{tmp_path / 'absent.yaml'}: no such file\n"
+
+
+def test_the_installed_console_script_validates_without_a_jvm(bad_config: Path) -> None:
+    # A JVM cannot start with these settings: validate must not need one.
+    env = {
+        **os.environ,
+        "JAVA_HOME": "/nonexistent",
+        "SPARK_HOME": "/nonexistent",
+        "PATH": os.path.dirname(sys.executable),
+    }
+    ok = subprocess.run(
+        [str(CLI), "validate", str(ORDERS)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert (ok.returncode, ok.stdout, ok.stderr) == (
+        0,
+        "ok: gate 'orders': 10 checks (8 row, 2 aggregate), 2 profiles\n",
+        "",
+    )
+    bad = subprocess.run(
+        [str(CLI), "validate", str(bad_config)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert bad.returncode == 2
+    assert bad.stdout == ""
+    assert len(bad.stderr.splitlines()) == 3
+    assert all(line.startswith(f"{bad_config}: ") for line in bad.stderr.splitlines())
+    assert "Traceback" not in bad.stderr
+
+
+def test_schema_prints_the_json_schema(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["schema"])
+    assert result.exit_code == 0
+    schema = json.loads(result.stdout)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert {"gate", "source", "targets", "checks", "profiles"} <= set(schema["properties"])
+    out = tmp_path / "gate.schema.json"
+    assert runner.invoke(app, ["schema", "-o", str(out)]).exit_code == 0
+    assert json.loads(out.read_text(encoding="utf-8")) == schema
+
+
+@pytest.mark.parametrize("command", [[], ["validate"], ["run"], ["check"], ["schema"], ["metrics"]])
+def test_every_command_has_help(runner: CliRunner, command: list[str]) -> None:
+    result = runner.invoke(app, [*command, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Usage: streaming-dq" in result.stdout
+
+
+def test_demo_is_not_registered_yet(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["demo"])
+    assert result.exit_code == 2
+
+
+def test_metrics_is_a_placeholder_that_exits_2(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["metrics", str(ORDERS), "--window", "1 day", "--check", "batch-volume"])
+    assert result.exit_code == 2
+    assert "not available yet" in result.stderr
+
+
+def test_run_with_a_bad_config_exits_2_before_spark(runner: CliRunner, bad_config: Path) -> None:
+    result = runner.invoke(app, ["run", str(bad_config)])
+    assert result.exit_code == 2
+    assert len(result.stderr.splitlines()) == 3
+    assert_no_jvm()
+
+
+def test_usage_errors_exit_2(runner: CliRunner) -> None:
+    assert runner.invoke(app, ["check", str(ORDERS)]).exit_code == 2  # --data is required
+    assert runner.invoke(app, ["validate"]).exit_code == 2
+    assert runner.invoke(app, ["check", str(ORDERS), "--data", "x", "--format", "xml"]).exit_code == 2
+
+
+@pytest.mark.parametrize("job", ["orders", "sensors"])
+def test_generators_are_deterministic_and_count_every_line(tmp_path: Path, job: str) -> None:
+    outputs = []
+    for out in ("a", "b"):
+        args = ["--out", str(tmp_path / out), "--batches", "2", "--rows", "50", "--seed", "4", "--json"]
+        done = subprocess.run(
+            [sys.executable, str(REPO / "jobs" / job / "generate.py"), *args],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        summary = json.loads(done.stdout)
+        files = sorted(p for p in (tmp_path / out).rglob("*") if p.is_file())
+        outputs.append([(f.relative_to(tmp_path / out), f.read_bytes()) for f in files])
+        lines = [line for f in summary["files"] for line in Path(f).read_text(encoding="utf-8").splitlines()]
+        assert summary["records"] == len(lines) == 100
+        unparsable = 0
+        for line in lines:
+            try:
+                json.loads(line)
+            except json.JSONDecodeError:
+                unparsable += 1
+        assert summary["malformed"] == 4
+        assert unparsable <= 4  # the others hold a unit inside a number: valid JSON, the wrong type
+        assert sum(summary["faults"].values()) > 0
+    assert outputs[0] == outputs[1]
+    assert len(outputs[0]) == 3  # two landing files and the reference CSV
