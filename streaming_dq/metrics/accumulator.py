@@ -160,9 +160,7 @@ def batch_window_states(
         by_size[size or _scope_size(check)].append(check)
     out: dict[WindowKey, dict[str, Any]] = {}
     for window_size, checks in by_size.items():
-        starts = window_starts(ts, window_size, timezone)
-        for check in checks:
-            out.update(_check_states(check, table, starts))
+        out.update(_size_states(checks, table, window_starts(ts, window_size, timezone)))
     return out
 
 
@@ -184,37 +182,36 @@ def _aggregates(kind: str, col: str) -> list[tuple[str, str, Any]]:
     raise ValueError(f"unknown state kind {kind!r}")
 
 
-def _check_states(
-    check: ObservableAggregateCheck, table: pa.Table, starts: pa.Array
+def _size_states(
+    checks: Sequence[ObservableAggregateCheck], table: pa.Table, starts: pa.Array
 ) -> dict[WindowKey, dict[str, Any]]:
-    """Group one check's inputs by window start; hll states are built from the distinct values."""
+    """Group the inputs of checks sharing a window size in ONE Arrow group-by; hll from distinct values."""
     columns: dict[str, Any] = {"ws": starts}
     aggs: list[tuple[Any, ...]] = [([], "count_all")]
-    decoders: dict[str, tuple[str, str]] = {}
-    sketches: dict[str, pa.ChunkedArray] = {}
-    for i, (sname, kind) in enumerate(_kinds(check).items()):
-        name = state_column_name(check.check_id, sname)
-        if kind == "count" and name not in table.column_names:
-            decoders[sname] = (kind, "")  # every row counts: the group's row count
-            continue
-        if kind == "hll":
-            sketches[sname] = table.column(name)
-            continue
-        col = f"c{i}"
-        values = table.column(name)
-        columns[col] = values.cast(pa.int64()) if kind == "count" else values.cast(pa.float64())
-        aggs += [(c, f, o) if o is not None else (c, f) for c, f, o in _aggregates(kind, col)]
-        decoders[sname] = (kind, col)
-    grouped = pa.table(columns).group_by("ws").aggregate(aggs).to_pylist()
+    decoders: dict[tuple[str, str], tuple[str, str]] = {}
+    sketches: dict[tuple[str, str], pa.ChunkedArray] = {}
+    for check in checks:
+        for sname, kind in _kinds(check).items():
+            name = state_column_name(check.check_id, sname)
+            if kind == "count" and name not in table.column_names:
+                decoders[(check.check_id, sname)] = (kind, "")  # every row counts: the group's row count
+            elif kind == "hll":
+                sketches[(check.check_id, sname)] = table.column(name)
+            else:
+                col = f"c{len(columns)}"
+                values = table.column(name)
+                columns[col] = values.cast(pa.int64() if kind == "count" else pa.float64())
+                aggs += [(c, f, o) if o is not None else (c, f) for c, f, o in _aggregates(kind, col)]
+                decoders[(check.check_id, sname)] = (kind, col)
     out: dict[WindowKey, dict[str, Any]] = {}
-    for row in grouped:
-        states: dict[str, Any] = {ROWS_STATE: CountState(int(row["count_all"]))}
-        for sname, (kind, col) in decoders.items():
-            states[sname] = _decode(kind, col, row)
-        out[(check.check_id, row["ws"])] = states
-    for sname, values in sketches.items():
+    for row in pa.table(columns).group_by("ws").aggregate(aggs).to_pylist():
+        for check in checks:
+            out[(check.check_id, row["ws"])] = {ROWS_STATE: CountState(int(row["count_all"]))}
+        for (cid, sname), (kind, col) in decoders.items():
+            out[(cid, row["ws"])][sname] = _decode(kind, col, row)
+    for (cid, sname), values in sketches.items():
         for start, state in _hll_states(starts, values).items():
-            out[(check.check_id, start)][sname] = state
+            out[(cid, start)][sname] = state
     return out
 
 
