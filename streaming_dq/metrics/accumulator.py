@@ -540,7 +540,7 @@ class WindowAccumulator:
                 continue
             if scope == "watermark":
                 self._restore_watermark(rec)
-            elif cid in self.checks and rec.get("window") == self.window_text(cid):
+            elif cid in self.checks and self._same_size(cid, rec.get("window")):
                 if scope == "window-result" and rec.get("status") in _FINAL:
                     end = rec["window_end"]
                     last_final[cid] = max(end, last_final.get(cid, end))
@@ -553,6 +553,14 @@ class WindowAccumulator:
             elif starts:
                 self.next_start[cid] = min(starts)
         self._prune()
+
+    def _same_size(self, check_id: str, window: str | None) -> bool:
+        from streaming_dq.core.scope import parse_window
+
+        try:
+            return window is not None and parse_window(window) == self.sizes[check_id]
+        except ValueError:
+            return False
 
     def _restore_watermark(self, rec: Mapping[str, Any]) -> None:
         value = rec.get("event_time_max")

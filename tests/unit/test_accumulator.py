@@ -286,3 +286,24 @@ def test_a_restart_mid_day_neither_loses_nor_double_counts(policy: str, crash_af
         reference.late_rows_total,
     )
     assert sum(u.late_rows for u in got) == sum(u.late_rows for u in expected) == 1
+
+
+def test_restore_ignores_other_gates_and_checks_whose_window_size_changed() -> None:
+    log: list[dict[str, Any]] = []
+    acc = _accumulator("count")
+    for b in range(3):
+        _run(acc, b, log)
+    other_gate = WindowAccumulator("other", _checks(), timezone=BERLIN)
+    other_gate.restore(log)
+    assert (other_gate.windows, other_gate.lifetime, other_gate.max_event_time) == ({}, {}, None)
+    hourly = WindowAccumulator(
+        "g", [RowCountMinCheck("orders-per-day", 1, scope=WindowScope(window="1 hour"))]
+    )
+    hourly.restore(log)
+    assert (hourly.windows, hourly.next_start, hourly.max_event_time) == ({}, {}, acc.max_event_time)
+    same = WindowAccumulator(
+        "g", [RowCountMinCheck("orders-per-day", 10, scope=WindowScope(window="24 hours"))], timezone=BERLIN
+    )
+    same.restore(log)
+    assert same.windows == {k: v for k, v in acc.windows.items() if k[0] == "orders-per-day"}
+    assert same.next_start == {"orders-per-day": acc.next_start["orders-per-day"]}
