@@ -208,7 +208,8 @@ class QualityGate:
         try:
             outcome = self._process(batch_df, batch_id, started)
         except Exception as exc:
-            logger.error("gate %r: batch %d failed: %s", self.name, batch_id, exc)
+            if not isinstance(exc, GateFailedError):  # a stop is logged where it is decided
+                logger.error("gate %r: batch %d failed: %s", self.name, batch_id, exc)
             if self.metrics is not None:
                 self.metrics.record_failure(batch_id, exc)
             raise

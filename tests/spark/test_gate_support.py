@@ -59,12 +59,15 @@ class Recorder:
         return sum(getattr(o, field) for o in self.batches if o.status == "committed")
 
 
-def make_gate(tmp: Path, checks: Sequence[Mapping[str, Any]] = BASE_CHECKS, **kw: Any) -> QualityGate:
+def make_gate(
+    tmp: Path, checks: Sequence[Mapping[str, Any]] | CheckSet = BASE_CHECKS, **kw: Any
+) -> QualityGate:
     kw.setdefault("pass_table", str(tmp / "pass"))
     kw.setdefault("quarantine_table", str(tmp / "quarantine"))
     kw.setdefault("results_table", str(tmp / "results"))
     kw.setdefault("metrics", Recorder())
-    return QualityGate(kw.pop("name", "orders"), CheckSet.from_dicts(checks), **kw)
+    check_set = checks if isinstance(checks, CheckSet) else CheckSet.from_dicts(checks)
+    return QualityGate(kw.pop("name", "orders"), check_set, **kw)
 
 
 def stream(spark: Any, landing: Path, schema: str = SCHEMA, *, corrupt: bool = True, **options: str) -> Any:
@@ -102,10 +105,17 @@ def ids(path: Path | str) -> list[int]:
         t.column("_dq_raw").to_pylist() if "_dq_raw" in t.column_names else [None] * t.num_rows,
         strict=True,
     ):
-        if rid is None and raw is not None and raw.startswith("{"):
-            rid = json.loads(raw).get("id")
+        if rid is None and raw is not None:
+            rid = _json_id(raw)
         out.append(rid)
     return out
+
+
+def _json_id(raw: str) -> Any:
+    try:
+        return json.loads(raw).get("id")
+    except (ValueError, AttributeError):
+        return None  # a malformed record's raw text
 
 
 def utc(*args: int) -> datetime:
