@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 import time
@@ -294,8 +295,22 @@ class GateJob:
             self.totals.failed, self.totals.error = True, _first_line(error)
 
 
+_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception): .+)$")
+
+
 def _first_line(exc: BaseException) -> str:
-    """The first meaningful line of a (JVM) error message."""
+    """The line that says why a stream failed.
+
+    A failed ``foreachBatch`` surfaces as a JVM ``StreamingQueryException`` whose text embeds the Python
+    traceback: the gate's own error (``GateFailedError: gate 'orders' stopped at batch 3: ...``) is preferred,
+    then the last Python exception line, then the first line.
+    """
     text = getattr(exc, "desc", None) or str(exc)
     lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    found = [(line, m.group(1)) for line in lines if (m := _EXCEPTION_LINE.match(line))]
+    ours = [short for line, short in found if line.startswith("streaming_dq.")]
+    if ours:
+        return ours[-1]
+    if found:
+        return found[-1][1]
     return lines[0] if lines else type(exc).__name__

@@ -38,6 +38,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
 )
 
 ConfigArg = Annotated[Path, typer.Argument(help="The gate config file (YAML).", show_default=False)]
@@ -93,7 +94,9 @@ def validate(config: ConfigArg, as_json: JsonOption = False) -> None:
     """Check a gate config without running Spark.
 
     Every check is built through the check factory and every profile is parsed. Exit 0 with a one-line
-    summary, or 2 with one `FILE: FIELD.PATH: reason` line per problem.
+    summary, or 2 with one `FILE: FIELD.PATH: reason` line per problem. In a config, `${VAR}` and
+    `${VAR:-default}` are environment variables, `${CONFIG_DIR}` is the file's folder, and relative paths
+    are read from the file's folder.
     """
     from streaming_dq.config.loader import inspect_gate_config
 
@@ -191,12 +194,15 @@ def _end_line(config: GateConfig, totals: JobTotals) -> str:
     return f"{counts}\npass table: {config.targets.pass_table}\nquarantine table: {config.targets.quarantine}"
 
 
-def _install_stop_handlers(stop: threading.Event) -> None:
+def _install_stop_handlers(stop: threading.Event) -> dict[int, Any]:
+    """Make Ctrl-C and SIGTERM stop the stream gracefully; return the previous handlers."""
+
     def handle(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, handle)
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
 
 
 @app.command()
@@ -233,7 +239,7 @@ def run(
     if available_now:
         loaded = loaded.with_trigger(Trigger())
     stop = threading.Event()
-    _install_stop_handlers(stop)
+    previous = _install_stop_handlers(stop)
     job = GateJob(
         loaded,
         on_batch=lambda outcome: out.print(_batch_line(outcome)),
@@ -245,6 +251,9 @@ def run(
     except ExporterError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(EXIT_USAGE) from None
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     out.print(escape(_end_line(loaded, totals)))
     if totals.failed:
         err.print(f"[red]the stream failed:[/] {escape(totals.error or 'unknown error')}")
