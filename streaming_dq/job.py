@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from streaming_dq.config.gate_config import GateConfig, SourceSection, SparkSection
-from streaming_dq.core.base_check import BaseRowCheck
-from streaming_dq.core.outcome import BatchOutcome
+from streaming_dq.core.base_check import BaseCheck, BaseRowCheck
+from streaming_dq.core.outcome import BatchOutcome, CheckKind
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -193,7 +193,7 @@ class GateJob:
                 c.check_id,
                 c.check_type,
                 c.severity.value,
-                "row" if isinstance(c, BaseRowCheck) else "aggregate",
+                _kind(c),
             )
             for c in self.check_set
         ]
@@ -293,6 +293,13 @@ class GateJob:
         error = query.exception()
         if error is not None:
             self.totals.failed, self.totals.error = True, _first_line(error)
+
+
+def _kind(check: BaseCheck) -> CheckKind:
+    """How the exporter labels a check: ``row``, ``window`` (a window-scoped aggregate) or ``aggregate``."""
+    if isinstance(check, BaseRowCheck):
+        return "row"
+    return "window" if getattr(check, "scope", None) is not None else "aggregate"
 
 
 _EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception): .+)$")

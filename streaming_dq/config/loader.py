@@ -387,6 +387,8 @@ def _cross_problems(
                 if column not in known
             ]
     for b in built:
+        if getattr(b.check, "scope", None) is not None and event_time is None:
+            problems.append((f"checks[{b.index}].scope", "a window-scoped check needs gate.event-time"))
         name = getattr(b.config, "reference_dataset", None)
         if isinstance(name, str) and name not in config.reference_datasets:
             available = ", ".join(config.reference_datasets) or "none configured"

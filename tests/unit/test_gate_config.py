@@ -369,6 +369,20 @@ def test_profiles_need_an_event_time(tmp_path: Path) -> None:
     assert error.field_path == "profiles"
 
 
+def test_a_window_scoped_check_needs_an_event_time(tmp_path: Path) -> None:
+    text = MINIMAL.replace("{name: orders, event-time: order_ts}", "{name: orders}")
+    text += "  - {check: row-count-min-check, check-id: daily, min-count: 800, scope: {window: 1 day}}\n"
+    error = only_problem(write(tmp_path, text))
+    assert (error.field_path, error.reason) == (
+        "checks[1].scope",
+        "a window-scoped check needs gate.event-time",
+    )
+    config = load_gate_config(
+        write(tmp_path, text.replace("{name: orders}", "{name: orders, event-time: order_ts}"))
+    )
+    assert len(config.check_set()) == 2
+
+
 def test_a_json_source_needs_a_schema_and_targets_must_differ(tmp_path: Path) -> None:
     text = MINIMAL.replace(
         '  schema: "order_id STRING, order_ts TIMESTAMP, customer_id STRING, amount DOUBLE"\n', ""
