@@ -35,7 +35,7 @@ from streaming_dq.core.base_check import (
 from streaming_dq.core.results import AggregateCheckResult
 from streaming_dq.core.severity import Severity
 from streaming_dq.engine.regimes import REGIME_COLUMN, RegimeTable, Verdict
-from streaming_dq.exceptions import CheckEvaluationError
+from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
 
 if TYPE_CHECKING:
     from streaming_dq.config.check_set import CheckSet
@@ -211,6 +211,8 @@ class ValidationPlan:
                 continue
             try:
                 out = check.validate(out, column=flag_column(i))
+            except MissingReferenceDatasetError:
+                raise
             except Exception as exc:
                 raise CheckEvaluationError(check.check_id, f"cannot build its condition: {exc}") from exc
             cond = F.col(flag_column(i))
