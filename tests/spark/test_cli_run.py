@@ -174,3 +174,31 @@ def test_check_usage_errors_exit_2(spark: object, tmp_path: Path) -> None:
     missing_column = CliRunner().invoke(app, ["check", str(checks), "--data", str(data)])
     assert missing_column.exit_code == 2, missing_column.output
     assert "missing_column" in missing_column.stderr
+
+
+def test_a_processing_time_job_runs_until_stopped_in_an_existing_session(
+    spark: object, tmp_path: Path
+) -> None:
+    import threading
+
+    from streaming_dq.config.gate_config import Trigger
+    from streaming_dq.config.loader import load_gate_config
+    from streaming_dq.job import GateJob
+
+    config_path, summary = make_orders_job(tmp_path, batches=1, rows=20)
+    config = load_gate_config(config_path).with_trigger(Trigger("1 second"))
+    stop = threading.Event()
+    seen = []
+
+    def on_batch(outcome: object) -> None:
+        seen.append(outcome)
+        stop.set()
+
+    job = GateJob(config, on_batch=on_batch, stop_event=stop, session=spark)  # type: ignore[arg-type]
+    totals = job.run(timeout=600)
+    assert not totals.failed, totals.error
+    assert (totals.batches, totals.rows_in) == (1, summary["records"])
+    assert totals.rows_passed + totals.rows_quarantined == summary["records"]
+    assert [o.batch_id for o in seen] == [0]
+    assert job.query is not None and not job.query.isActive
+    assert spark.sparkContext._jsc is not None  # type: ignore[attr-defined]  # the session was not stopped
