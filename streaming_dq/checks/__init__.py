@@ -1,3 +1,23 @@
-"""The built-in check catalog. Importing this package registers every built-in check."""
+"""The built-in check catalog. Importing this package registers every built-in check.
 
-from streaming_dq.checks import count, null  # noqa: F401
+One family per module: ``null``, ``numeric``, ``temporal`` (date/timestamp), ``strings``, ``contained``,
+``comparison``, ``expression``, ``count``, ``completeness``, ``uniqueness``, ``schema``, ``freshness``,
+``integrity`` and ``metric``. docs/checks.md lists every registered check.
+"""
+
+from streaming_dq.checks import (  # noqa: F401
+    comparison,
+    completeness,
+    contained,
+    count,
+    expression,
+    freshness,
+    integrity,
+    metric,
+    null,
+    numeric,
+    schema,
+    strings,
+    temporal,
+    uniqueness,
+)

@@ -1,6 +1,8 @@
-"""Row-count checks (observable: one count state).
+"""Row-count checks: ``row-count-min-check``, ``row-count-max-check``, ``row-count-between-check``,
+``row-count-exact-check`` (observable: one count state, so they merge across batches and windows).
 
-NULL semantics: every row counts, whatever its values.
+NULL semantics: every row counts, whatever its values. The profile multiplier scales the row count before
+the comparison.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
+from streaming_dq.checks.wording import MetricDetails, number
 from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck, ObservableAggregateCheck
 from streaming_dq.core.base_config import BaseAggregateCheckConfig
@@ -17,7 +20,7 @@ from streaming_dq.core.severity import Severity
 from streaming_dq.metrics.specs import StateSpec
 
 
-class _RowCountCheck(ObservableAggregateCheck):
+class _RowCountCheck(MetricDetails, ObservableAggregateCheck):
     def state_specs(self) -> dict[str, StateSpec]:
         return {"rows": StateSpec("count")}
 
@@ -39,7 +42,7 @@ class RowCountMinCheck(_RowCountCheck):
         return value is not None and value >= self.min_count
 
     def expectation(self) -> str:
-        return f">= {self.min_count}"
+        return f">= {number(self.min_count)}"
 
 
 class RowCountMaxCheck(_RowCountCheck):
@@ -53,7 +56,7 @@ class RowCountMaxCheck(_RowCountCheck):
         return value is not None and value <= self.max_count
 
     def expectation(self) -> str:
-        return f"<= {self.max_count}"
+        return f"<= {number(self.max_count)}"
 
 
 class RowCountBetweenCheck(_RowCountCheck):
@@ -70,7 +73,7 @@ class RowCountBetweenCheck(_RowCountCheck):
         return value is not None and self.min_count <= value <= self.max_count
 
     def expectation(self) -> str:
-        return f"between {self.min_count} and {self.max_count}"
+        return f"between {number(self.min_count)} and {number(self.max_count)}"
 
 
 class RowCountExactCheck(_RowCountCheck):
@@ -84,7 +87,7 @@ class RowCountExactCheck(_RowCountCheck):
         return value is not None and value == self.expected_count
 
     def expectation(self) -> str:
-        return f"exactly {self.expected_count}"
+        return f"exactly {number(self.expected_count)}"
 
 
 @register_check_config(check_name="row-count-min-check")

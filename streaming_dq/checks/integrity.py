@@ -1,0 +1,163 @@
+"""Referential-integrity checks against a named reference dataset supplied per run.
+
+* ``foreign-key-check`` (aggregate): passes when every non-NULL ``column`` value exists in
+  ``reference-dataset``.``reference-column``.
+* ``foreign-key-row-check`` (row): marks each row whose non-NULL key is absent from the reference.
+
+Both join on a broadcast, de-duplicated projection of the reference key (cast to the key's type first), so
+duplicate reference keys never duplicate rows. A reference dataset missing from the run raises
+MissingReferenceDatasetError; a missing reference column raises CheckEvaluationError.
+
+NULL semantics: a NULL key passes (it refers to nothing; pair with ``null-check`` to require it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, ClassVar
+
+from pydantic import Field
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from streaming_dq.checks.sql import col
+from streaming_dq.checks.wording import MetricDetails, violations_sentence
+from streaming_dq.config.registry import register_check_config
+from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck, BaseRowCheck, IntegrityCheckMixin
+from streaming_dq.core.base_config import BaseAggregateCheckConfig, BaseRowCheckConfig
+from streaming_dq.core.results import AggregateEvaluationResult
+from streaming_dq.core.severity import Severity
+from streaming_dq.exceptions import CheckEvaluationError
+
+
+class _ForeignKey(IntegrityCheckMixin):
+    check_id: str
+    column: str
+    reference_dataset: str
+    reference_column: str
+
+    def _set_reference(self, column: str, reference_dataset: str, reference_column: str) -> None:
+        self.column = column
+        self.reference_dataset = reference_dataset
+        self.reference_column = reference_column
+
+    @property
+    def key_alias(self) -> str:
+        """The internal name of the joined reference key (never a data column's name)."""
+        return "__dq_fk_" + hashlib.sha1(self.check_id.encode()).hexdigest()[:12]
+
+    def reference_keys(self, df: DataFrame) -> DataFrame:
+        """The distinct non-NULL reference keys, cast to the type of ``df[column]``, marked for broadcast.
+
+        Raises:
+            MissingReferenceDatasetError: The reference dataset was not supplied.
+            CheckEvaluationError: The reference dataset has no ``reference_column``.
+        """
+        ref = self.get_reference_df(self.reference_dataset)
+        if self.reference_column not in ref.columns:
+            raise CheckEvaluationError(
+                self.check_id,
+                f"reference dataset {self.reference_dataset!r} has no column {self.reference_column!r} "
+                f"(columns: {', '.join(ref.columns)})",
+            )
+        key_type = df.schema[self.column].dataType
+        keys = ref.select(col(self.reference_column).try_cast(key_type).alias(self.key_alias))
+        return F.broadcast(keys.where(F.col(self.key_alias).isNotNull()).distinct())
+
+    def joined(self, df: DataFrame) -> DataFrame:
+        """``df`` with the matching reference key (NULL when absent), one output row per input row."""
+        return df.join(self.reference_keys(df), col(self.column) == F.col(self.key_alias), "left")
+
+
+class ForeignKeyCheck(MetricDetails, _ForeignKey, BaseAggregateCheck):
+    """Passes when every non-NULL ``column`` value exists in the reference column.
+
+    The metric is the number of rows whose key is missing (the profile multiplier scales it).
+
+    NULL semantics: a NULL key passes.
+
+    Example:
+        >>> ForeignKeyCheck("known-customer", "customer_id", "customers", "id")  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        check_id: str,
+        column: str,
+        reference_dataset: str,
+        reference_column: str,
+        severity: Severity = Severity.CRITICAL,
+        **kw: Any,
+    ) -> None:
+        super().__init__(check_id, severity, **kw)
+        self._set_reference(column, reference_dataset, reference_column)
+
+    def _evaluate_logic(self, df: DataFrame, *, multiplier: float = 1.0) -> AggregateEvaluationResult:
+        joined = self.joined(df.select(col(self.column)))
+        missing = col(self.column).isNotNull() & F.col(self.key_alias).isNull()
+        row = joined.agg(F.count("*").alias("rows"), F.count_if(missing).alias("missing")).first()
+        rows, absent = (int(row["rows"] or 0), int(row["missing"] or 0)) if row else (0, 0)
+        metrics = {
+            "value": absent,
+            "multiplier": multiplier,
+            "adjusted": absent * multiplier,
+            "row_count": rows,
+            "missing_ratio": absent / rows if rows else None,
+        }
+        return AggregateEvaluationResult(absent == 0, metrics)
+
+    def metric_label(self) -> str:
+        return f"Rows whose '{self.column}' is not in {self.reference_dataset}.{self.reference_column}"
+
+    def expectation(self) -> str:
+        return "0"
+
+
+class ForeignKeyRowCheck(_ForeignKey, BaseRowCheck):
+    """Marks each row whose non-NULL ``column`` value is absent from the reference column.
+
+    NULL semantics: a NULL key passes.
+    """
+
+    def __init__(
+        self,
+        check_id: str,
+        column: str,
+        reference_dataset: str,
+        reference_column: str,
+        severity: Severity = Severity.CRITICAL,
+        **kw: Any,
+    ) -> None:
+        super().__init__(check_id, severity, **kw)
+        self._set_reference(column, reference_dataset, reference_column)
+
+    def validate(self, df: DataFrame, column: str | None = None) -> DataFrame:
+        """Add the verdict column (True = key absent). Lazy: a broadcast left join, no Spark action."""
+        absent = col(self.column).isNotNull() & F.col(self.key_alias).isNull()
+        return self.joined(df).withColumn(column or self.result_column, absent).drop(self.key_alias)
+
+    def violation_details(self, violations: int, total: int) -> str:
+        where = f"{self.reference_dataset}.{self.reference_column}"
+        return violations_sentence(
+            [self.column], violations, total, f"value missing from {where}", f"values missing from {where}"
+        )
+
+
+@register_check_config(check_name="foreign-key-check")
+class ForeignKeyCheckConfig(BaseAggregateCheckConfig):
+    """``{check: foreign-key-check, check-id, column, reference-dataset, reference-column}``."""
+
+    check_class: ClassVar[type[BaseCheck]] = ForeignKeyCheck
+    column: str = Field(min_length=1)
+    reference_dataset: str = Field(min_length=1)
+    reference_column: str = Field(min_length=1)
+
+
+@register_check_config(check_name="foreign-key-row-check")
+class ForeignKeyRowCheckConfig(BaseRowCheckConfig):
+    """``{check: foreign-key-row-check, check-id, column, reference-dataset, reference-column}``."""
+
+    check_class: ClassVar[type[BaseCheck]] = ForeignKeyRowCheck
+    column: str = Field(min_length=1)
+    reference_dataset: str = Field(min_length=1)
+    reference_column: str = Field(min_length=1)

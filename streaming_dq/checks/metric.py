@@ -1,0 +1,290 @@
+"""Metric checks: an aggregate of one column compared with a threshold written as a key.
+
+``{check: mean-check, check-id: basket, column: amount, between: [20, 60]}`` -- exactly one of ``gt``, ``ge``,
+``lt``, ``le``, ``eq`` (a number) or ``between`` (``[low, high]``, both inclusive) must be given.
+
+All are observable: the metric is decided from mergeable states, so the same check also holds over an
+event-time window or a stream's whole life. The profile multiplier scales the metric before the comparison.
+
+* ``mean-check``, ``stddev-check`` (sample standard deviation): the moments state (count, mean, M2).
+* ``sum-check``, ``min-check``, ``max-check``: sum / min / max states.
+* ``null-count-check``: a count state of NULLs.
+* ``distinct-count-check``: an HLL sketch (approximate, ~1.6% standard error; values compared as text).
+
+NULL semantics: NULLs are left out of every metric except ``null-count-check``, which counts them. A metric
+of no values (the mean of an all-NULL column, the stddev of one value) is undefined and fails the check;
+the sum of no values is 0, the null count and distinct count of an empty batch are 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import ValidationInfo, field_validator, model_validator
+
+from streaming_dq.checks.sql import col
+from streaming_dq.checks.wording import MetricDetails, number
+from streaming_dq.config.registry import register_check_config
+from streaming_dq.core.base_check import BaseCheck, ObservableAggregateCheck
+from streaming_dq.core.base_config import BaseAggregateCheckConfig
+from streaming_dq.core.severity import Severity
+from streaming_dq.exceptions import ConfigError
+from streaming_dq.metrics.specs import StateSpec
+
+COMPARATORS = ("gt", "ge", "lt", "le", "eq", "between")
+_SYMBOLS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "eq": "=="}
+
+
+class _MetricCheck(MetricDetails, ObservableAggregateCheck):
+    """One column's metric against one comparator."""
+
+    #: The metric's name in reports (``Mean``).
+    label: ClassVar[str] = "Metric"
+
+    def __init__(
+        self,
+        check_id: str,
+        column: str,
+        gt: float | None = None,
+        ge: float | None = None,
+        lt: float | None = None,
+        le: float | None = None,
+        eq: float | None = None,
+        between: tuple[float, float] | None = None,
+        severity: Severity = Severity.CRITICAL,
+        **kw: Any,
+    ) -> None:
+        super().__init__(check_id, severity, **kw)
+        given = {
+            k: v for k, v in zip(COMPARATORS, (gt, ge, lt, le, eq, between), strict=True) if v is not None
+        }
+        if len(given) != 1:
+            raise ConfigError(
+                f"check {check_id!r}: give exactly one comparator of {', '.join(COMPARATORS)} "
+                f"(got {', '.join(given) or 'none'})"
+            )
+        self.column = column
+        self.gt, self.ge, self.lt, self.le, self.eq = gt, ge, lt, le, eq
+        self.between = (float(between[0]), float(between[1])) if between is not None else None
+        ((self.comparator, threshold),) = given.items()
+        #: (low, high) of ``between``; (x, x) for the single-number comparators.
+        self.bounds: tuple[float, float] = (
+            (float(threshold[0]), float(threshold[1]))
+            if isinstance(threshold, tuple | list)
+            else (float(threshold), float(threshold))
+        )
+
+    def accepts(self, value: float | None) -> bool:
+        if value is None:
+            return False
+        low, high = self.bounds
+        return {
+            "gt": value > low,
+            "ge": value >= low,
+            "lt": value < low,
+            "le": value <= low,
+            "eq": value == low,
+            "between": low <= value <= high,
+        }[self.comparator]
+
+    def metric_label(self) -> str:
+        return f"{self.label} of '{self.column}'"
+
+    def expectation(self) -> str:
+        low, high = self.bounds
+        if self.comparator == "between":
+            return f"between {number(low)} and {number(high)}"
+        return f"{_SYMBOLS[self.comparator]} {number(low)}"
+
+
+class MeanCheck(_MetricCheck):
+    """The mean of the non-NULL values of ``column``.
+
+    NULL semantics: NULLs left out; no values = undefined = fails.
+
+    Example:
+        >>> MeanCheck("basket", column="amount", between=(20, 60))  # doctest: +SKIP
+    """
+
+    label: ClassVar[str] = "Mean"
+
+    def state_specs(self) -> dict[str, StateSpec]:
+        return {"moments": StateSpec("moments", col(self.column))}
+
+    def metric_value(self, states: Mapping[str, Any]) -> float | None:
+        moments = states["moments"]
+        return moments.mean if moments.n else None
+
+
+class StddevCheck(_MetricCheck):
+    """The sample standard deviation of the non-NULL values of ``column``.
+
+    NULL semantics: NULLs left out; fewer than two values = undefined = fails.
+    """
+
+    label: ClassVar[str] = "Standard deviation"
+
+    def state_specs(self) -> dict[str, StateSpec]:
+        return {"moments": StateSpec("moments", col(self.column))}
+
+    def metric_value(self, states: Mapping[str, Any]) -> float | None:
+        value: float | None = states["moments"].stddev_samp
+        return value
+
+
+class SumCheck(_MetricCheck):
+    """The sum of the non-NULL values of ``column`` (0 when there are none).
+
+    NULL semantics: NULLs left out.
+    """
+
+    label: ClassVar[str] = "Sum"
+
+    def state_specs(self) -> dict[str, StateSpec]:
+        return {"sum": StateSpec("sum", col(self.column))}
+
+    def metric_value(self, states: Mapping[str, Any]) -> float | None:
+        return float(states["sum"].total)
+
+
+class MinCheck(_MetricCheck):
+    """The smallest non-NULL value of ``column``.
+
+    NULL semantics: NULLs left out; no values = undefined = fails.
+    """
+
+    label: ClassVar[str] = "Minimum"
+
+    def state_specs(self) -> dict[str, StateSpec]:
+        return {"min": StateSpec("min", col(self.column))}
+
+    def metric_value(self, states: Mapping[str, Any]) -> float | None:
+        value: float | None = states["min"].extreme
+        return value
+
+
+class MaxCheck(_MetricCheck):
+    """The largest non-NULL value of ``column``.
+
+    NULL semantics: NULLs left out; no values = undefined = fails.
+    """
+
+    label: ClassVar[str] = "Maximum"
+
+    def state_specs(self) -> dict[str, StateSpec]:
+        return {"max": StateSpec("max", col(self.column))}
+
+    def metric_value(self, states: Mapping[str, Any]) -> float | None:
+        value: float | None = states["max"].extreme
+        return value
+
+
+class NullCountCheck(_MetricCheck):
+    """The number of rows where ``column`` is NULL.
+
+    NULL semantics: NULLs are what is counted.
+    """
+
+    label: ClassVar[str] = "NULL count"
+
+    def state_specs(self) -> dict[str, StateSpec]:
+        return {"nulls": StateSpec("count", col(self.column).isNull())}
+
+    def metric_value(self, states: Mapping[str, Any]) -> float | None:
+        return float(states["nulls"].n)
+
+
+class DistinctCountCheck(_MetricCheck):
+    """The approximate number of distinct non-NULL values of ``column`` (HLL sketch, lgK 12).
+
+    Values are sketched by their text form (cast to string), so sketches of any column type merge the same
+    way across batches.
+
+    NULL semantics: NULLs left out; an empty batch has 0 distinct values.
+    """
+
+    label: ClassVar[str] = "Distinct count (approx.)"
+
+    def state_specs(self) -> dict[str, StateSpec]:
+        return {"hll": StateSpec("hll", col(self.column).cast("string"))}
+
+    def metric_value(self, states: Mapping[str, Any]) -> float | None:
+        value: float | None = states["hll"].value
+        return value
+
+
+class _MetricConfig(BaseAggregateCheckConfig):
+    _abstract: ClassVar[bool] = True
+    column: str
+    gt: float | None = None
+    ge: float | None = None
+    lt: float | None = None
+    le: float | None = None
+    eq: float | None = None
+    between: tuple[float, float] | None = None
+
+    @field_validator("between")
+    @classmethod
+    def _ordered(cls, value: tuple[float, float] | None, info: ValidationInfo) -> tuple[float, float] | None:
+        if value is not None and value[0] > value[1]:
+            raise ValueError(f"between: low ({number(value[0])}) must not exceed high ({number(value[1])})")
+        return value
+
+    @model_validator(mode="after")
+    def _one_comparator(self) -> _MetricConfig:
+        given = [k for k in COMPARATORS if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                f"give exactly one comparator of {', '.join(COMPARATORS)} (got {', '.join(given) or 'none'})"
+            )
+        return self
+
+
+@register_check_config(check_name="mean-check")
+class MeanCheckConfig(_MetricConfig):
+    """``{check: mean-check, check-id, column, gt|ge|lt|le|eq: x | between: [lo, hi]}``."""
+
+    check_class: ClassVar[type[BaseCheck]] = MeanCheck
+
+
+@register_check_config(check_name="sum-check")
+class SumCheckConfig(_MetricConfig):
+    """``{check: sum-check, check-id, column, <comparator>}``."""
+
+    check_class: ClassVar[type[BaseCheck]] = SumCheck
+
+
+@register_check_config(check_name="min-check")
+class MinCheckConfig(_MetricConfig):
+    """``{check: min-check, check-id, column, <comparator>}``."""
+
+    check_class: ClassVar[type[BaseCheck]] = MinCheck
+
+
+@register_check_config(check_name="max-check")
+class MaxCheckConfig(_MetricConfig):
+    """``{check: max-check, check-id, column, <comparator>}``."""
+
+    check_class: ClassVar[type[BaseCheck]] = MaxCheck
+
+
+@register_check_config(check_name="stddev-check")
+class StddevCheckConfig(_MetricConfig):
+    """``{check: stddev-check, check-id, column, <comparator>}``."""
+
+    check_class: ClassVar[type[BaseCheck]] = StddevCheck
+
+
+@register_check_config(check_name="null-count-check")
+class NullCountCheckConfig(_MetricConfig):
+    """``{check: null-count-check, check-id, column, <comparator>}``."""
+
+    check_class: ClassVar[type[BaseCheck]] = NullCountCheck
+
+
+@register_check_config(check_name="distinct-count-check")
+class DistinctCountCheckConfig(_MetricConfig):
+    """``{check: distinct-count-check, check-id, column, <comparator>}``."""
+
+    check_class: ClassVar[type[BaseCheck]] = DistinctCountCheck

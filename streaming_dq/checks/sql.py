@@ -1,0 +1,106 @@
+"""Spark SQL helpers of the catalog: quoting column names, and checking SQL and regex text at config time.
+
+Config-time checks use the active SparkSession's own parser (so the grammar is exactly Spark's) and are
+skipped when no session is active: a check built before the session exists is checked again when the engine
+builds its condition, where an error names the check too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from streaming_dq.exceptions import ConfigError
+
+#: Every column the engine adds while validating starts with this (flags, bitmasks, the regime ordinal).
+INTERNAL_PREFIX = "__dq"
+
+
+def col(name: str) -> Column:
+    """The column called ``name``, quoted so dots, dashes and spaces in the name are taken literally.
+
+    Example:
+        >>> col("order.id")  # doctest: +SKIP
+        Column<'order.id'>
+    """
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def data_columns(df: DataFrame) -> list[str]:
+    """The data's own columns: ``df.columns`` without the engine's internal ones.
+
+    Classic aggregate checks may be handed the engine's annotated DataFrame (it carries the per-row flags and
+    the regime used to scope them), so schema-level checks look at these columns only.
+    """
+    return [c for c in df.columns if not c.startswith(INTERNAL_PREFIX)]
+
+
+def quote(name: str) -> str:
+    """``name`` as a backquoted SQL identifier (for use inside SQL expression text)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _active_jvm_session() -> Any | None:
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession()
+    return getattr(spark, "_jsparkSession", None) if spark is not None else None
+
+
+def _java_message(exc: Exception) -> str:
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        try:
+            return str(java.getMessage()).strip().splitlines()[0]
+        except Exception:  # pragma: no cover - py4j detail
+            pass
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def check_sql_expression(sql: str, *, check_id: str, field: str) -> None:
+    """Raise ConfigError unless ``sql`` parses as a Spark SQL expression.
+
+    Args:
+        sql: The expression text.
+        check_id: The check it belongs to (named in the error).
+        field: The config field holding it (the error's ``field_path``).
+
+    Raises:
+        ConfigError: The text is empty or Spark's parser rejects it.
+    """
+    if not sql or not sql.strip():
+        raise ConfigError(f"check {check_id!r}: {field} must not be empty", field_path=field)
+    jss = _active_jvm_session()
+    if jss is None:
+        return
+    try:
+        jss.sessionState().sqlParser().parseExpression(sql)
+    except Exception as exc:
+        raise ConfigError(
+            f"check {check_id!r}: invalid Spark SQL expression {sql!r}: {_java_message(exc)}",
+            field_path=field,
+        ) from None
+
+
+def check_java_regex(pattern: str, *, check_id: str, field: str) -> None:
+    """Raise ConfigError unless ``pattern`` compiles as a Java regular expression (Spark's ``rlike``).
+
+    Raises:
+        ConfigError: The pattern does not compile.
+    """
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession()
+    jvm = getattr(spark, "_jvm", None) if spark is not None else None
+    if jvm is None:
+        return
+    try:
+        jvm.java.util.regex.Pattern.compile(pattern)
+    except Exception as exc:
+        raise ConfigError(
+            f"check {check_id!r}: invalid regular expression {pattern!r}: {_java_message(exc)}",
+            field_path=field,
+        ) from None

@@ -1,0 +1,84 @@
+"""Referential-integrity checks: broadcast joins that never duplicate rows, and missing references."""
+
+from __future__ import annotations
+
+import pytest
+
+from streaming_dq import BatchDQEngine, CheckSet
+from streaming_dq.config.factory import CheckFactory
+from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
+
+pytestmark = pytest.mark.spark
+
+ORDERS = [(1, 10), (2, 11), (3, 12), (4, None), (5, 10)]
+CUSTOMERS = [(10,), (10,), (10,), (11,), (None,), (13,)]  # duplicate keys on purpose
+
+
+def fk(check: str = "foreign-key-row-check", **extra: str) -> dict[str, str]:
+    return {
+        "check": check,
+        "check-id": "known-customer",
+        "column": "customer_id",
+        "reference-dataset": "customers",
+        "reference-column": "id",
+        **extra,
+    }
+
+
+def test_foreign_key_row_check_marks_absent_keys_without_duplicating_rows(spark) -> None:  # type: ignore[no-untyped-def]
+    orders = spark.createDataFrame(ORDERS, "order_id int, customer_id int")
+    customers = spark.createDataFrame(CUSTOMERS, "id string")  # another key type: cast to the key's type
+    check = CheckFactory.from_dict(fk())
+    check.inject_reference_datasets({"customers": customers})
+    out = check.validate(orders, column="__flag")
+    assert out.columns == ["order_id", "customer_id", "__flag"]
+    assert "BroadcastHashJoin" in out._jdf.queryExecution().executedPlan().toString()
+    assert sorted((r["order_id"], r["__flag"]) for r in out.collect()) == [
+        (1, False),
+        (2, False),
+        (3, True),
+        (4, False),
+        (5, False),
+    ]
+
+
+def test_foreign_key_checks_through_the_engine(spark) -> None:  # type: ignore[no-untyped-def]
+    orders = spark.createDataFrame(ORDERS, "order_id int, customer_id int")
+    customers = spark.createDataFrame(CUSTOMERS, "id bigint")
+    checks = CheckSet.from_dicts(
+        [fk(), {**fk("foreign-key-check"), "check-id": "all-known", "severity": "warning"}]
+    )
+    result = BatchDQEngine(checks).run_batch(orders, {"customers": customers})
+    assert [r["order_id"] for r in result.fail_df().collect()] == [3]
+    assert result.summary().total_records == 5
+    (aggregate,) = result.aggregate_results
+    assert aggregate.status == "failed"
+    assert (aggregate.metrics["value"], aggregate.metrics["row_count"]) == (1, 5)
+    report = str(result.report())
+    assert "Column 'customer_id' has 1 value missing from customers.id (20.00%)" in report
+    assert "Rows whose 'customer_id' is not in customers.id is 1; expected 0" in report
+
+
+def test_a_missing_reference_dataset_raises(spark) -> None:  # type: ignore[no-untyped-def]
+    orders = spark.createDataFrame(ORDERS, "order_id int, customer_id int")
+    row_check = CheckFactory.from_dict(fk())
+    row_check.inject_reference_datasets({"other": orders})
+    with pytest.raises(MissingReferenceDatasetError, match="'customers' was not supplied"):
+        row_check.validate(orders)
+    with pytest.raises(MissingReferenceDatasetError, match="customers"):
+        BatchDQEngine(CheckSet.from_dicts([fk("foreign-key-check")])).run_batch(orders)
+
+
+def test_a_missing_reference_dataset_raises_through_the_engine_for_row_checks(spark) -> None:  # type: ignore[no-untyped-def]
+    orders = spark.createDataFrame(ORDERS, "order_id int, customer_id int")
+    with pytest.raises(MissingReferenceDatasetError, match="customers"):
+        BatchDQEngine(CheckSet.from_dicts([fk()])).run_batch(orders, {"other": orders})
+
+
+def test_a_missing_reference_column_names_the_check(spark) -> None:  # type: ignore[no-untyped-def]
+    orders = spark.createDataFrame(ORDERS, "order_id int, customer_id int")
+    customers = spark.createDataFrame(CUSTOMERS, "customer int")
+    check = CheckFactory.from_dict(fk("foreign-key-check"))
+    check.inject_reference_datasets({"customers": customers})
+    with pytest.raises(CheckEvaluationError, match=r"'known-customer'.*no column 'id'"):
+        check.evaluate(orders)
