@@ -71,7 +71,7 @@ def write_stations(path: Path, stations: list[Station]) -> None:
 
 
 def reading(rng: random.Random, station: Station, ts: datetime) -> dict[str, object]:
-    """A plausible reading: a daily temperature cycle, humidity against it, pressure by elevation."""
+    """A plausible reading: a daily temperature cycle, humidity against it, sea-level pressure."""
     hour = ts.hour + ts.minute / 60
     temp = station.base_temp_c + 5 * math.sin((hour - 9) / 24 * 2 * math.pi) + rng.gauss(0, 0.6)
     return {
@@ -81,7 +81,7 @@ def reading(rng: random.Random, station: Station, ts: datetime) -> dict[str, obj
         "humidity_pct": round(
             min(100.0, max(5.0, 75 - 2.2 * (temp - station.base_temp_c) + rng.gauss(0, 4))), 1
         ),
-        "pressure_hpa": round(1013.25 - station.elevation_m / 8.3 + rng.gauss(0, 2.5), 1),
+        "pressure_hpa": round(1013.25 + rng.gauss(0, 8.0), 1),  # reduced to sea level, as networks report it
         "wind_speed_ms": round(abs(rng.gauss(4.0, 2.5)), 1),
     }
 
