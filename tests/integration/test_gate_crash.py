@@ -1,0 +1,111 @@
+"""SIGKILL a running gate job at random points, restart it on the same checkpoint, and count every row once.
+
+The job (``gate_crash_job.py``) runs in its own process group with its own SparkSession and JVM, reading one
+landing file per micro-batch on a processing-time trigger. It is killed three times, each time a moment after
+it committed something new (so the kill lands anywhere: mid-validation, between the pass and quarantine
+commits, before Spark's checkpoint commit ...), then run to completion with ``availableNow``. Afterwards
+every input id is in exactly one of the pass and quarantine tables, exactly once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+JOB = Path(__file__).with_name("gate_crash_job.py")
+REPO = Path(__file__).resolve().parents[2]
+FILES, ROWS_PER_FILE = 24, 20
+KILLS = 3
+PROGRESS_WAIT_SECONDS = (
+    90  # per kill: wait this long at most for the job (JVM start included) to commit a batch
+)
+FINAL_RUN_SECONDS = 120  # the drain; about 60 s for the whole test on an idle 2-core machine
+
+
+def write_landing(landing: Path) -> tuple[set[int], set[int]]:
+    """Landing files of distinct ids; every 7th row lacks its amount (quarantined)."""
+    landing.mkdir()
+    failing: set[int] = set()
+    for f in range(FILES):
+        lines = []
+        for i in range(f * ROWS_PER_FILE, (f + 1) * ROWS_PER_FILE):
+            amount = None if i % 7 == 0 else float(i)
+            if amount is None:
+                failing.add(i)
+            lines.append(json.dumps({"id": i, "amount": amount, "ts": "2025-03-01T00:00:00Z"}))
+        (landing / f"part-{f:03d}.json").write_text("\n".join(lines) + "\n")
+    return set(range(FILES * ROWS_PER_FILE)), failing
+
+
+@contextlib.contextmanager
+def job(landing: Path, out: Path, trigger: str, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """The job in its own process group (so a kill takes its JVM too); killed on exit if still running."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
+    with log.open("ab") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, str(JOB), str(landing), str(out), "--trigger", trigger],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+
+def batches_committed(out: Path) -> int:
+    """Commits of the results table, written last in each batch (a cheap progress signal)."""
+    log = out / "results" / "_delta_log"
+    return len(list(log.glob("*.json"))) if log.is_dir() else 0
+
+
+def kill_after_progress(proc: subprocess.Popen[bytes], out: Path, rng: random.Random) -> None:
+    """Wait until the job completes a batch, then SIGKILL its process group a random moment later."""
+    before, deadline = batches_committed(out), time.monotonic() + PROGRESS_WAIT_SECONDS
+    while batches_committed(out) == before and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(rng.uniform(0.0, 1.5))
+    os.killpg(proc.pid, signal.SIGKILL)
+
+
+def read_ids(path: Path) -> Counter[int]:
+    from deltalake import DeltaTable
+
+    return Counter(DeltaTable(str(path)).to_pyarrow_table().column("id").to_pylist())
+
+
+def test_sigkill_at_random_points_then_restart_keeps_every_row_exactly_once(tmp_path):
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    landing, out, log = tmp_path / "landing", tmp_path / "out", tmp_path / "job.log"
+    everything, failing = write_landing(landing)
+
+    for _ in range(KILLS):
+        with job(landing, out, "processing-time", log) as proc:
+            kill_after_progress(proc, out, rng)
+    killed_at = batches_committed(out)
+    with job(landing, out, "available-now", log) as final:
+        assert final.wait(timeout=FINAL_RUN_SECONDS) == 0, f"seed {seed}\n{log.read_text()[-3000:]}"
+
+    passed, quarantined = read_ids(out / "pass"), read_ids(out / "quarantine")
+    context = f"seed {seed}; job log:\n{log.read_text()[-3000:]}"
+    assert passed + quarantined == Counter(everything), context  # each id once, nothing lost
+    assert set(quarantined) == failing, context
+    assert 0 < killed_at < batches_committed(out), context  # the kills landed mid-stream
