@@ -25,24 +25,19 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
-from streaming_dq.core.outcome import BatchOutcome, CheckOutcome
+from streaming_dq.core.outcome import BatchOutcome
 from streaming_dq.core.severity import Severity, normalize_severity
-from streaming_dq.engine.arrow import ArrowValidation, validate_to_arrow
 from streaming_dq.engine.plan import ValidationPlan
 from streaming_dq.exceptions import (
-    CheckEvaluationError,
     ConfigError,
     GateFailedError,
-    MissingReferenceDatasetError,
     TargetWriteError,
 )
 from streaming_dq.profiles.event_time import time_zone
 from streaming_dq.sink.drift import (
-    DRIFT_CHECK_ID,
     DRIFT_POLICIES,
     DriftAction,
     DriftPolicy,
@@ -50,23 +45,13 @@ from streaming_dq.sink.drift import (
     detect_drift,
     drift_action,
 )
-from streaming_dq.sink.records import (
-    BatchContext,
-    EventTimeStats,
-    RoutedBatch,
-    active_profiles,
-    check_outcomes,
-    error_entries,
-    event_time_of,
-    quarantine_rows,
-)
+from streaming_dq.sink.records import BatchContext, RoutedBatch
 from streaming_dq.sink.references import ReferenceResolver, ReferenceSpec
+from streaming_dq.sink.routing import fill_missing, route_drifted, route_validated
 from streaming_dq.sink.schemas import (
     DEFAULT_MALFORMED_COLUMN,
-    RAW_COLUMN,
     RESULTS_SCHEMA,
     arrow_schema_of,
-    conform,
     quarantine_schema,
 )
 from streaming_dq.sink.targets import AppTransaction, DeltaTarget, TableWriter
@@ -312,9 +297,9 @@ class QualityGate:
         drift = detect_drift(table_schema, arrow_schema_of(df.schema, drop=[malformed]))
         action = self._drift_action(drift, batch_id)
         if action == "quarantine":
-            routed = self._route_drifted(df, ctx, table_schema, drift, malformed)
+            routed = route_drifted(df, ctx, table_schema, drift, malformed, event_time=self.event_time)
         else:
-            filled = self._fill_missing(df, table_schema, drift.missing) if action == "merge" else df
+            filled = fill_missing(df, table_schema, drift.missing) if action == "merge" else df
             routed = self._route_validated(filled, ctx, table_schema, malformed, merge=action == "merge")
         self._commit(writer, routed, ctx, pending, merge=action == "merge")
         return routed.outcome(ctx, "committed", started)
@@ -350,51 +335,27 @@ class QualityGate:
             raise GateFailedError(self.name, batch_id, f"schema drift: {drift.describe()}", result=drift)
         return action
 
-    def _fill_missing(self, df: DataFrame, table_schema: pa.Schema, missing: Sequence[str]) -> DataFrame:
-        """Add the table's columns the batch lacks, as typed NULLs (``merge`` policy)."""
-        if not missing:
-            return df
-        from pyspark.sql.pandas.types import from_arrow_type
-
-        nulls = {c: F.lit(None).cast(from_arrow_type(table_schema.field(c).type, False)) for c in missing}
-        return df.withColumns(nulls)
-
     def _route_validated(
         self, df: DataFrame, ctx: BatchContext, table_schema: pa.Schema, malformed: str | None, *, merge: bool
     ) -> RoutedBatch:
-        plan = self._plan(df, malformed)
-        validation = self._validate(plan, df, malformed)
-        checks = check_outcomes(plan, validation.outcome)
-        if validation.outcome.breached and self.on_aggregate_failure == "stop":
-            failed = [c.check_id for c in checks if c.kind == "aggregate" and c.status == "failed"]
+        routed = route_validated(
+            self._plan(df, malformed),
+            df,
+            ctx,
+            table_schema,
+            malformed,
+            event_time=self.event_time,
+            merge=merge,
+        )
+        if routed.breached and self.on_aggregate_failure == "stop":
+            failed = [c.check_id for c in routed.checks if c.kind == "aggregate" and c.status == "failed"]
             logger.error(
                 "gate %r: batch %d failed aggregate check(s) %s: stopping", self.name, ctx.batch_id, failed
             )
             raise GateFailedError(
-                self.name, ctx.batch_id, f"aggregate check(s) failed: {failed}", result=checks
+                self.name, ctx.batch_id, f"aggregate check(s) failed: {failed}", result=routed.checks
             )
-        passed = validation.passed.drop_columns([malformed] if malformed else [])
-        quarantined = validation.quarantined
-        raw = quarantined.column(malformed) if malformed else None
-        extras = validation.extras
-        return RoutedBatch(
-            passed=conform(passed, table_schema, keep_extra=merge),
-            quarantined=quarantine_rows(
-                quarantined.drop_columns([malformed] if malformed else []),
-                quarantined.column("_dq_errors"),
-                raw,
-                ctx,
-                table_schema,
-            ),
-            checks=checks,
-            rows_in=validation.outcome.total,
-            rows_warned=validation.warned,
-            rows_malformed=validation.outcome.violations.get(0, 0) if malformed else 0,
-            event_time=EventTimeStats.from_micros(
-                extras.get("et_min"), extras.get("et_max"), extras.get("et_nulls")
-            ),
-            active_profiles=active_profiles(plan, validation.outcome),
-        )
+        return routed
 
     def _plan(self, df: DataFrame, malformed: str | None) -> ValidationPlan:
         if self.event_time and self.event_time not in df.columns:
@@ -410,65 +371,6 @@ class QualityGate:
             timezone=self.timezone,
             reference_datasets=self._references.resolve(df.sparkSession),
             malformed_column=malformed,
-        )
-
-    def _validate(self, plan: ValidationPlan, df: DataFrame, malformed: str | None) -> ArrowValidation:
-        """The engine's fast path; the batch is persisted only when classic aggregate checks rescan it."""
-        persist = bool(plan.classic_checks())
-        if persist:
-            df.persist()
-        try:
-            return validate_to_arrow(plan, df, extra_aggregates=self._event_time_aggregates(malformed))
-        except CheckEvaluationError as exc:
-            if isinstance(exc.__cause__, MissingReferenceDatasetError):
-                raise exc.__cause__ from exc
-            raise
-        finally:
-            if persist:
-                df.unpersist()
-
-    def _event_time_aggregates(self, malformed: str | None) -> dict[str, Column]:
-        if not self.event_time:
-            return {}
-        ts = F.col(self.event_time).cast("timestamp")
-        well_formed = F.col(malformed).isNull() if malformed else F.lit(True)
-        return {
-            "et_min": F.unix_micros(F.min(ts)),
-            "et_max": F.unix_micros(F.max(ts)),
-            "et_nulls": F.count_if(ts.isNull() & well_formed),
-        }
-
-    def _route_drifted(
-        self,
-        df: DataFrame,
-        ctx: BatchContext,
-        table_schema: pa.Schema,
-        drift: SchemaDrift,
-        malformed: str | None,
-    ) -> RoutedBatch:
-        """The whole batch to quarantine in ONE job: matching columns kept, every row's JSON in ``_dq_raw``."""
-        data_cols = [c for c in df.columns if c != malformed]
-        payload = F.to_json(F.struct(*[F.col(f"`{c}`") for c in data_cols]))
-        raw = F.coalesce(F.col(f"`{malformed}`"), payload) if malformed else payload
-        rows = df.select(*[F.col(f"`{c}`") for c in df.columns], raw.alias(RAW_COLUMN)).toArrow()
-        changed = {c for c, _, _ in drift.changed}
-        kept = rows.select([c for c in table_schema.names if c in rows.column_names and c not in changed])
-        n = rows.num_rows
-        malformed_rows = n - rows.column(malformed).null_count if malformed else 0
-        check = CheckOutcome(DRIFT_CHECK_ID, DRIFT_CHECK_ID, "aggregate", "critical", "failed", violations=n)
-        return RoutedBatch(
-            passed=table_schema.empty_table(),
-            quarantined=quarantine_rows(
-                kept,
-                error_entries(n, "SchemaDrift", DRIFT_CHECK_ID, "critical"),
-                rows.column(RAW_COLUMN),
-                ctx,
-                table_schema,
-            ),
-            checks=(check,),
-            rows_in=n,
-            rows_malformed=malformed_rows,
-            event_time=event_time_of(rows, self.event_time, malformed),
         )
 
     def _commit(

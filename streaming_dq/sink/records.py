@@ -10,14 +10,15 @@ import math
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from streaming_dq.core.outcome import BatchOutcome, BatchStatus, CheckOutcome
+from streaming_dq.core.outcome import BatchOutcome, BatchStatus, CheckOutcome, CheckStatus
+from streaming_dq.core.results import AggregateCheckResult
 from streaming_dq.engine.arrow import ERROR_TYPE
-from streaming_dq.engine.plan import MALFORMED_CHECK_ID, PlanOutcome, ValidationPlan
+from streaming_dq.engine.plan import MALFORMED_CHECK_ID, PlanOutcome, RowCheckOutcome, ValidationPlan
 from streaming_dq.sink.schemas import (
     BATCH_ID_COLUMN,
     ERRORS_COLUMN,
@@ -68,6 +69,7 @@ class RoutedBatch:
     rows_malformed: int = 0
     event_time: EventTimeStats = field(default_factory=EventTimeStats)
     active_profiles: tuple[str, ...] = ()
+    breached: bool = False  # a fail-level aggregate check failed
 
     def results(self, ctx: BatchContext) -> pa.Table:
         """One row per check outcome for the results table."""
@@ -169,20 +171,20 @@ def check_outcomes(plan: ValidationPlan, outcome: PlanOutcome) -> tuple[CheckOut
     return tuple(c for _, c in ordered)
 
 
-def _row_outcome(r: Any) -> CheckOutcome:
+def _row_outcome(r: RowCheckOutcome) -> CheckOutcome:
     return CheckOutcome(
         check_id=r.check.check_id,
         check_type=r.check_type,
         kind="row",
         severity=r.severity.value,
-        status=r.status,
+        status=cast(CheckStatus, r.status),
         violations=r.violations,
         profiles=tuple(r.profiles),
         regime=tuple(r.regime),
     )
 
 
-def _aggregate_outcome(a: Any) -> CheckOutcome:
+def _aggregate_outcome(a: AggregateCheckResult) -> CheckOutcome:
     return CheckOutcome(
         check_id=a.check_id,
         check_type=a.check_type,
