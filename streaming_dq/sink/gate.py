@@ -36,6 +36,7 @@ from streaming_dq.exceptions import (
     GateFailedError,
     TargetWriteError,
 )
+from streaming_dq.profiles import Profile
 from streaming_dq.profiles.event_time import time_zone
 from streaming_dq.sink.drift import (
     DRIFT_POLICIES,
@@ -137,7 +138,7 @@ class QualityGate:
         reference_datasets: Mapping[str, DataFrame | ReferenceSpec] | None = None,
         event_time: str | None = None,
         timezone: str = "UTC",
-        profiles: Sequence[Any] = (),
+        profiles: Sequence[Profile] = (),
         writer: WriterName | TableWriter = "auto",
         on_aggregate_failure: AggregateFailurePolicy = "quarantine-batch",
         schema_drift: DriftPolicy | None = None,

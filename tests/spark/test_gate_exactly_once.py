@@ -143,3 +143,17 @@ def test_aggregate_failure_quarantines_the_batch_by_default(spark, tmp_path):
     assert sorted(r["id"] for r in q) == [1, 2]
     assert {tuple(e["check-id"] for e in r["_dq_errors"]) for r in q} == {("volume",)}
     assert table(tmp_path / "pass").num_rows == 0
+
+
+def test_a_failing_callback_never_fails_a_committed_batch(spark, tmp_path, caplog):
+    def broken(outcome):
+        raise RuntimeError("console is gone")
+
+    gate = make_gate(tmp_path, on_batch=broken)
+    gate(spark.createDataFrame([(1, 1.0, None, "x")], SCHEMA), 0)
+
+    recorder = gate.metrics
+    assert isinstance(recorder, Recorder)
+    assert [o.status for o in recorder.batches] == ["committed"]
+    assert "outcome callback failed for batch 0" in caplog.text
+    assert ids(tmp_path / "pass") == [1]
