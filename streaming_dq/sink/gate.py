@@ -294,7 +294,8 @@ class QualityGate:
         malformed = self.malformed_column if self.malformed_column in df.columns else None
         with _writing(self.targets["pass"], batch_id):
             table_schema = writer.table_schema(self.targets["pass"])
-        assert table_schema is not None  # created above
+        if table_schema is None:  # deleted while the stream runs: refuse rather than recreate it silently
+            raise TargetWriteError(self.targets["pass"].uri, batch_id, "the pass table no longer exists")
         drift = detect_drift(table_schema, arrow_schema_of(df.schema, drop=[malformed]))
         action = self._drift_action(drift, batch_id)
         if action == "quarantine":
