@@ -19,7 +19,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from streaming_dq.checks.sql import col
-from streaming_dq.checks.wording import violations_sentence
+from streaming_dq.checks.wording import number, violations_sentence
 from streaming_dq.core.base_check import BaseRowCheck
 from streaming_dq.core.severity import Severity
 
@@ -76,7 +76,7 @@ class BoundCheck(BaseRowCheck):
 
 
 def _show(bound: BoundValue) -> str:
-    return str(bound)
+    return number(bound) if isinstance(bound, int | float) else str(bound)
 
 
 class MinBoundCheck(BoundCheck):

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from streaming_dq import BatchDQEngine, CheckSet
 from streaming_dq.config.factory import CheckFactory
 from streaming_dq.core.base_check import BaseRowCheck
-from streaming_dq.exceptions import ConfigError
+from streaming_dq.exceptions import CheckEvaluationError, ConfigError
 
 pytestmark = pytest.mark.spark
 
@@ -455,3 +455,10 @@ def test_a_check_id_equal_to_a_data_column_leaves_the_column_intact(spark) -> No
     result = BatchDQEngine(checks).run_batch(df)
     assert [tuple(r) for r in result.pass_df().collect()] == [(1, 5)]
     assert [(r["id"], r["qty"]) for r in result.fail_df().collect()] == [(2, -1)]
+
+
+def test_an_expression_on_an_unknown_column_names_the_check_when_the_plan_is_built(spark) -> None:  # type: ignore[no-untyped-def]
+    df = spark.createDataFrame([(1,)], "id int")
+    checks = CheckSet.from_dicts([{"check": "expression-check", "check-id": "typo", "expression": "idd > 0"}])
+    with pytest.raises(CheckEvaluationError, match="check 'typo'"):
+        BatchDQEngine(checks).run_batch(df)
