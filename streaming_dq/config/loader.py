@@ -22,39 +22,33 @@ Every problem found is reported, not only the first: one :class:`~streaming_dq.e
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import UnionType
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
-from pydantic_core import ErrorDetails
+from pydantic import ValidationError
 
 from streaming_dq.config.check_set import CheckSet
 from streaming_dq.config.errors import ConfigErrors, format_loc
-from streaming_dq.config.factory import CheckFactory
-from streaming_dq.config.gate_config import TIME_TYPES, GateConfig
-from streaming_dq.config.registry import CheckConfigRegistry
-from streaming_dq.core.base_check import BaseCheck
-from streaming_dq.core.base_config import BaseCheckConfig
-from streaming_dq.exceptions import ConfigError, UnknownCheckTypeError
-from streaming_dq.profiles.config import format_field_path
-from streaming_dq.profiles.selectors import CheckTarget
+from streaming_dq.config.gate_config import GateConfig
+from streaming_dq.config.validation import (
+    BuiltCheck,
+    build_checks,
+    cross_problems,
+    pydantic_problems,
+)
+from streaming_dq.exceptions import ConfigError
 
 __all__ = [
-    "BuiltCheck",
     "CheckFile",
-    "build_checks",
     "expand_env",
     "inspect_gate_config",
     "load_check_file",
     "load_gate_config",
-    "pydantic_problems",
     "read_yaml",
     "resolve_path",
 ]
@@ -162,252 +156,6 @@ def expand_env(
     return _VARIABLE.sub(substitute, data), missing
 
 
-# --- pydantic errors --------------------------------------------------------------------------------------------
-
-
-def _strip(tp: Any) -> Any:
-    """``Annotated[X, ...]`` -> ``X``; ``X | None`` -> ``X``."""
-    while True:
-        if get_origin(tp) is Annotated:
-            tp = get_args(tp)[0]
-        elif get_origin(tp) in (Union, UnionType) and type(None) in get_args(tp):
-            members = [a for a in get_args(tp) if a is not type(None)]
-            tp = members[0] if len(members) == 1 else Union[tuple(members)]  # noqa: UP007
-        else:
-            return tp
-
-
-def _is_model(tp: Any) -> bool:
-    return isinstance(tp, type) and issubclass(tp, BaseModel)
-
-
-def _descend(tp: Any, part: str | int) -> Any:
-    """The type found at ``part`` inside ``tp`` (a model field, a list item, a dict value, a union tag)."""
-    tp = _strip(tp)
-    origin = get_origin(tp)
-    if origin in (list, tuple, set, frozenset):
-        return get_args(tp)[0] if isinstance(part, int) else None
-    if origin is dict:
-        return get_args(tp)[1]
-    if origin in (Union, UnionType):
-        for member in map(_strip, get_args(tp)):
-            fields = getattr(member, "model_fields", {}).values()
-            if any(get_origin(f.annotation) is Literal and part in get_args(f.annotation) for f in fields):
-                return member
-        return None
-    if _is_model(tp):
-        for name, info in tp.model_fields.items():
-            if part in (name, info.alias):
-                return info.annotation
-    return None
-
-
-def _allowed_keys(model: type[BaseModel] | None, loc: Sequence[str | int]) -> list[str]:
-    tp: Any = model
-    for part in loc:
-        if tp is None:
-            return []
-        tp = _descend(tp, part)
-    tp = _strip(tp)
-    if not _is_model(tp):
-        return []
-    return [info.alias or name for name, info in tp.model_fields.items()]
-
-
-def _unknown_key(key: object, allowed: list[str]) -> str:
-    close = difflib.get_close_matches(str(key), allowed, n=1)
-    if close:
-        return f"unknown key {key!r} (did you mean {close[0]!r}?)"
-    return f"unknown key {key!r}" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
-
-
-def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _describe(err: ErrorDetails, model: type[BaseModel] | None) -> tuple[tuple[str | int, ...], str]:
-    """The location and plain-words reason of one pydantic error."""
-    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-    kind, ctx, msg = err["type"], err.get("ctx") or {}, err["msg"]
-    if kind == "extra_forbidden":
-        return loc, _unknown_key(loc[-1], _allowed_keys(model, loc[:-1]))
-    if kind == "missing":
-        return loc, "missing required key"
-    if kind in ("union_tag_invalid", "union_tag_not_found"):
-        got = "it is missing" if ctx.get("tag") is None else f"got {ctx['tag']!r}"
-        return (*loc, "type"), f"type must be one of {ctx.get('expected_tags', '?')}; {got}"
-    cause = ctx.get("error")
-    if isinstance(cause, ConfigError):
-        if cause.field_path and not (loc and loc[-1] == cause.field_path):
-            loc = (*loc, cause.field_path)
-        return loc, cause.reason
-    reason = msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
-    if reason.startswith("Input should be"):
-        reason = f"expected {reason.removeprefix('Input should be ')}, got {_shown(err['input'])}"
-    return loc, reason
-
-
-def pydantic_problems(
-    exc: ValidationError, *, source: str | None, prefix: str = "", model: type[BaseModel] | None = None
-) -> list[ConfigError]:
-    """One ConfigError per pydantic error, with the YAML field path and a plain reason.
-
-    Args:
-        exc: The validation error.
-        source: The file, named in each error.
-        prefix: The path of the validated value inside the file, e.g. ``checks[3]``.
-        model: The validated model, used to suggest the intended key for an unknown one.
-    """
-    problems = []
-    for err in exc.errors(include_url=False):
-        loc, reason = _describe(err, model)
-        path = format_field_path(loc)
-        if prefix:
-            path = f"{prefix}{'' if path.startswith('[') or not path else '.'}{path}"
-        problems.append(ConfigError(reason, source=source, field_path=path or None))
-    return problems
-
-
-# --- checks -----------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class BuiltCheck:
-    """A check built from ``checks[index]``: its validated config and the check instance."""
-
-    index: int
-    config: BaseCheckConfig
-    check: BaseCheck
-
-
-def _join(prefix: str, path: str | None) -> str:
-    return f"{prefix}.{path}" if path else prefix
-
-
-def _config_class(raw: Any) -> type[BaseCheckConfig] | None:
-    try:
-        return CheckConfigRegistry.get(str(raw["check"]))
-    except (KeyError, TypeError, UnknownCheckTypeError):
-        return None
-
-
-def _build_one(raw: Any, where: str, source: str | None) -> tuple[BuiltCheck | None, list[ConfigError]]:
-    try:
-        config = CheckFactory.config_from_dict(raw)
-        return BuiltCheck(-1, config, config.to_check()), []
-    except ValidationError as exc:
-        return None, pydantic_problems(exc, source=source, prefix=where, model=_config_class(raw))
-    except UnknownCheckTypeError:
-        close = difflib.get_close_matches(str(raw["check"]), CheckConfigRegistry.names(), n=1)
-        hint = f"did you mean {close[0]!r}?" if close else "run `streaming-dq schema` for the catalog"
-        reason = f"unknown check {raw['check']!r} ({hint})"
-        return None, [UnknownCheckTypeError(reason, source=source, field_path=f"{where}.check")]
-    except ConfigError as exc:
-        return None, [type(exc)(exc.reason, source=source, field_path=_join(where, exc.field_path))]
-    except (TypeError, ValueError) as exc:  # a check constructor refusing its arguments
-        return None, [ConfigError(str(exc), source=source, field_path=where)]
-
-
-def build_checks(
-    raws: Sequence[Any], *, source: str | None = None, prefix: str = "checks"
-) -> tuple[list[BuiltCheck], list[ConfigError]]:
-    """Build every check of ``raws`` through the factory, collecting every problem instead of stopping.
-
-    Returns:
-        The checks that are valid, and one error per problem (``checks[2].min-value: ...``), duplicate
-        check ids included.
-    """
-    built: list[BuiltCheck] = []
-    problems: list[ConfigError] = []
-    first_use: dict[str, int] = {}
-    for index, raw in enumerate(raws):
-        where = f"{prefix}[{index}]"
-        one, found = _build_one(raw, where, source)
-        problems += found
-        if one is None:
-            continue
-        check_id = one.check.check_id
-        if check_id in first_use:
-            reason = (
-                f"duplicate check-id {check_id!r} (also {prefix}[{first_use[check_id]}]); ids must be unique"
-            )
-            problems.append(ConfigError(reason, source=source, field_path=f"{where}.check-id"))
-            continue
-        first_use[check_id] = index
-        built.append(BuiltCheck(index, one.config, one.check))
-    return built, problems
-
-
-# --- what ties the sections together -------------------------------------------------------------------------
-
-_COLUMN_FIELDS = ("column", "columns", "subset_columns", "allowed_values")
-
-
-def _column_refs(built: BuiltCheck) -> list[tuple[str, str]]:
-    """``(field path inside the check, column)`` for every source column a check's parameters name."""
-    refs = []
-    fields = type(built.config).model_fields
-    for name in _COLUMN_FIELDS:
-        if name not in fields:
-            continue
-        key, value = fields[name].alias or name, getattr(built.config, name)
-        if isinstance(value, str):
-            refs.append((key, value))
-        elif isinstance(value, Mapping):
-            refs += [(f"{key}.{column}", str(column)) for column in value]
-        elif isinstance(value, list | tuple):
-            refs += [(f"{key}[{i}]", c) for i, c in enumerate(value) if isinstance(c, str)]
-    return refs
-
-
-def _cross_problems(
-    config: GateConfig, built: list[BuiltCheck], source: str | None, *, all_built: bool
-) -> list[ConfigError]:
-    """Problems between sections: columns, reference datasets, profile selectors, event time, targets."""
-    problems: list[tuple[str, str]] = []
-    columns = config.source.columns()
-    if config.source.format in ("json", "csv") and columns is None:
-        problems.append(("source.schema", f"a {config.source.format} stream needs a schema (Spark DDL)"))
-    event_time = config.gate.event_time
-    if config.profiles and event_time is None:
-        problems.append(("profiles", "profiles are chosen from each row's event time: set gate.event-time"))
-    if columns is not None:
-        known = {**columns, config.source.malformed_column: "string"}
-        if event_time is not None and event_time not in known:
-            problems.append(("gate.event-time", f"column {event_time!r} is not in source.schema"))
-        elif event_time is not None and known[event_time] not in TIME_TYPES:
-            problems.append(
-                ("gate.event-time", f"column {event_time!r} is {known[event_time]}, not a timestamp")
-            )
-        for b in built:
-            problems += [
-                (f"checks[{b.index}].{path}", f"column {column!r} is not in source.schema")
-                for path, column in _column_refs(b)
-                if column not in known
-            ]
-    for b in built:
-        if getattr(b.check, "scope", None) is not None and event_time is None:
-            problems.append((f"checks[{b.index}].scope", "a window-scoped check needs gate.event-time"))
-        name = getattr(b.config, "reference_dataset", None)
-        if isinstance(name, str) and name not in config.reference_datasets:
-            available = ", ".join(config.reference_datasets) or "none configured"
-            reason = f"reference dataset {name!r} is not in reference-datasets ({available})"
-            problems.append((f"checks[{b.index}].reference-dataset", reason))
-    if all_built:
-        targets = [CheckTarget.from_check(b.check) for b in built]
-        for p, profile in enumerate(config.profiles):
-            for r, rule in enumerate(profile.rules):
-                if not any(rule.to_rule().selector.matches(t) for t in targets):
-                    problems.append((f"profiles[{p}].rules[{r}].select", "selects no configured check"))
-    paths: dict[str, str] = {}
-    for key, path in config.targets.paths().items():
-        if path in paths:
-            problems.append((f"targets.{key}", f"same table as targets.{paths[path]}"))
-        paths.setdefault(path, key)
-    return [ConfigError(reason, source=source, field_path=path) for path, reason in problems]
-
-
 # --- paths ------------------------------------------------------------------------------------------------------
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/")
@@ -486,7 +234,7 @@ def inspect_gate_config(path: str | Path) -> tuple[GateConfig | None, list[Confi
         problems += pydantic_problems(exc, source=source, model=GateConfig)
     problems += check_problems
     if config is not None:
-        problems += _cross_problems(config, built, source, all_built=not check_problems)
+        problems += cross_problems(config, built, source, all_built=not check_problems)
     return (None if problems else config), problems
 
 
