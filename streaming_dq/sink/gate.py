@@ -21,7 +21,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 import pyarrow as pa
@@ -56,6 +56,7 @@ from streaming_dq.sink.schemas import (
     quarantine_schema,
 )
 from streaming_dq.sink.targets import AppTransaction, DeltaTarget, TableWriter
+from streaming_dq.sink.windows import LateDataPolicy, MetricsTracker
 from streaming_dq.sink.writers_deltars import DeltaRsWriter
 from streaming_dq.sink.writers_spark import SparkDeltaWriter, has_delta_extension
 
@@ -145,6 +146,9 @@ class QualityGate:
         malformed_column: str = DEFAULT_MALFORMED_COLUMN,
         on_batch: Callable[[BatchOutcome], None] | None = None,
         metrics: OutcomeRecorder | None = None,
+        metrics_table: str | DeltaTarget | None = None,
+        allowed_lateness: timedelta = timedelta(0),
+        late_data: LateDataPolicy = "count",
     ) -> None:
         if not name or not isinstance(name, str):
             raise ConfigError("the gate needs a non-empty name", field_path="gate.name")
@@ -178,6 +182,22 @@ class QualityGate:
         self._tables_ready = False
         if self.profiles and not event_time:
             logger.warning("gate %r: profiles are ignored without an event-time column", name)
+        self.tracker: MetricsTracker | None = None
+        self.metrics_target: DeltaTarget | None = None
+        if metrics_table is not None:
+            target = DeltaTarget.of(metrics_table)
+            self.tracker = MetricsTracker(
+                name,
+                check_set,
+                target.uri,
+                event_time=event_time,
+                profiles=self.profiles if event_time else (),
+                timezone=self.timezone,
+                allowed_lateness=allowed_lateness,
+                late_data=_choice(late_data, get_args(LateDataPolicy), "late-data"),
+                storage_options=dict(target.storage_options) or None,
+            )
+            self.metrics_target = target
 
     # -- public ------------------------------------------------------------------------------------------
 
@@ -196,6 +216,8 @@ class QualityGate:
         except Exception as exc:
             if not isinstance(exc, GateFailedError):  # a stop is logged where it is decided
                 logger.error("gate %r: batch %d failed: %s", self.name, batch_id, exc)
+            if self.tracker is not None:
+                self.tracker.invalidate()  # its in-memory windows may hold the failed batch
             if self.metrics is not None:
                 self.metrics.record_failure(batch_id, exc)
             raise
@@ -249,6 +271,9 @@ class QualityGate:
             if role != "pass":
                 with _writing(target, batch_id):
                     writer.ensure_table(target, wanted[role])
+        if self.tracker is not None and self.metrics_target is not None:
+            with _writing(self.metrics_target, batch_id):
+                self.tracker.ensure_table()
         self._tables_ready = True
 
     def app_id(self, spark: SparkSession) -> str:
@@ -284,7 +309,8 @@ class QualityGate:
         ctx = BatchContext(self.name, batch_id, self.app_id(spark), datetime.now(UTC))
         txn = AppTransaction(ctx.app_id, batch_id)
         pending = self._pending_targets(writer, txn)
-        if not pending:
+        metrics_pending = self.tracker is not None and not self._metrics_committed(txn)
+        if not pending and not metrics_pending:
             logger.info(
                 "gate %r: batch %d already committed under %s: skipped", self.name, batch_id, txn.app_id
             )
@@ -303,8 +329,38 @@ class QualityGate:
         else:
             filled = fill_missing(df, table_schema, drift.missing) if action == "merge" else df
             routed = self._route_validated(filled, ctx, table_schema, malformed, merge=action == "merge")
+        if metrics_pending:
+            self._update_windows(routed, batch_id)
         self._commit(writer, routed, ctx, pending, merge=action == "merge")
+        if metrics_pending:
+            self._commit_metrics(routed, ctx)
         return routed.outcome(ctx, "committed", started)
+
+    def _metrics_committed(self, txn: AppTransaction) -> bool:
+        assert self.tracker is not None and self.metrics_target is not None
+        with _writing(self.metrics_target, txn.version):
+            return self.tracker.is_committed(txn.app_id, txn.version)
+
+    def _update_windows(self, routed: RoutedBatch, batch_id: int) -> None:
+        """Merge the batch into the event-time windows (only for a batch the metrics table lacks)."""
+        assert self.tracker is not None
+        update = self.tracker.update(batch_id, routed.window_inputs)
+        if update is not None:
+            routed.windows = update.outcomes
+            routed.rows_late = update.late_rows
+            routed.window_update = update
+
+    def _commit_metrics(self, routed: RoutedBatch, ctx: BatchContext) -> None:
+        """The metrics table is written LAST: once it has the batch, every other target has it too."""
+        assert self.tracker is not None and self.metrics_target is not None
+        with _writing(self.metrics_target, ctx.batch_id):
+            self.tracker.commit(
+                app_id=ctx.app_id,
+                batch_id=ctx.batch_id,
+                plan=routed.plan,
+                outcome=routed.plan_outcome,
+                update=routed.window_update,
+            )
 
     def _pending_targets(self, writer: TableWriter, txn: AppTransaction) -> dict[TargetRole, DeltaTarget]:
         pending: dict[TargetRole, DeltaTarget] = {}
@@ -348,6 +404,7 @@ class QualityGate:
             malformed,
             event_time=self.event_time,
             merge=merge,
+            extra_columns=self.tracker.extra_columns() if self.tracker is not None else None,
         )
         if routed.breached and self.on_aggregate_failure == "stop":
             failed = [c.check_id for c in routed.checks if c.kind == "aggregate" and c.status == "failed"]

@@ -15,10 +15,11 @@ from typing import Any, cast
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from streaming_dq.core.outcome import BatchOutcome, BatchStatus, CheckOutcome, CheckStatus
+from streaming_dq.core.outcome import BatchOutcome, BatchStatus, CheckOutcome, CheckStatus, WindowOutcome
 from streaming_dq.core.results import AggregateCheckResult
 from streaming_dq.engine.arrow import ERROR_TYPE
 from streaming_dq.engine.plan import MALFORMED_CHECK_ID, PlanOutcome, RowCheckOutcome, ValidationPlan
+from streaming_dq.metrics.accumulator import WindowUpdate
 from streaming_dq.sink.schemas import (
     BATCH_ID_COLUMN,
     ERRORS_COLUMN,
@@ -70,6 +71,12 @@ class RoutedBatch:
     event_time: EventTimeStats = field(default_factory=EventTimeStats)
     active_profiles: tuple[str, ...] = ()
     breached: bool = False  # a fail-level aggregate check failed
+    plan_outcome: PlanOutcome | None = None  # the engine's verdicts (None for a batch quarantined whole)
+    window_inputs: pa.Table | None = None  # per-row inputs of window-scoped checks, from the same job
+    windows: tuple[WindowOutcome, ...] = ()
+    rows_late: int = 0
+    plan: ValidationPlan | None = None
+    window_update: WindowUpdate | None = None
 
     def results(self, ctx: BatchContext) -> pa.Table:
         """One row per check outcome for the results table."""
@@ -96,7 +103,31 @@ class RoutedBatch:
             }
             for c in self.checks
         ]
+        rows += [self._window_row(ctx, w) for w in self.windows]
         return pa.Table.from_pylist(rows, schema=RESULTS_SCHEMA)
+
+    def _window_row(self, ctx: BatchContext, w: WindowOutcome) -> dict[str, Any]:
+        return {
+            "gate": ctx.gate,
+            "batch_id": ctx.batch_id,
+            "app_id": ctx.app_id,
+            "check_id": w.check_id,
+            "check_type": w.check_type,
+            "kind": "window",
+            "severity": w.severity,
+            "status": w.status,
+            "raw_value": w.raw_value,
+            "multiplier": w.multiplier,
+            "adjusted_value": w.adjusted_value,
+            "profiles": list(w.profiles),
+            "regime": list(w.profiles),
+            "event_time_min": self.event_time.min,
+            "event_time_max": self.event_time.max,
+            "validation_ts": ctx.validation_ts,
+            "window": w.window,
+            "window_start": w.window_start,
+            "window_end": w.window_end,
+        }
 
     def outcome(self, ctx: BatchContext, status: BatchStatus, started: float) -> BatchOutcome:
         """The :class:`BatchOutcome` of this batch once its commits are done."""
@@ -116,6 +147,8 @@ class RoutedBatch:
             max_event_time=self.event_time.max,
             active_profiles=self.active_profiles,
             checks=self.checks,
+            windows=self.windows,
+            rows_late=self.rows_late,
         )
 
 

@@ -42,6 +42,7 @@ def route_validated(
     *,
     event_time: str | None,
     merge: bool,
+    extra_columns: dict[str, Column] | None = None,
 ) -> RoutedBatch:
     """Validate ``df`` and shape its rows for the pass and quarantine tables.
 
@@ -53,8 +54,9 @@ def route_validated(
         malformed: The corrupt-record column present in ``df``, or None.
         event_time: The event-time column, whose range and NULL count are observed on the same job.
         merge: Keep the batch's extra columns (schema-drift ``merge``).
+        extra_columns: Per-row inputs of window-scoped checks, collected by the same job.
     """
-    validation = validate(plan, df, event_time_aggregates(event_time, malformed))
+    validation = validate(plan, df, event_time_aggregates(event_time, malformed), extra_columns)
     dropped = [malformed] if malformed else []
     quarantined = validation.quarantined
     extras = validation.extras
@@ -76,10 +78,18 @@ def route_validated(
         ),
         active_profiles=active_profiles(plan, validation.outcome),
         breached=bool(validation.outcome.breached),
+        plan_outcome=validation.outcome,
+        plan=plan,
+        window_inputs=validation.extra_columns if extra_columns else None,
     )
 
 
-def validate(plan: ValidationPlan, df: DataFrame, extra_aggregates: dict[str, Column]) -> ArrowValidation:
+def validate(
+    plan: ValidationPlan,
+    df: DataFrame,
+    extra_aggregates: dict[str, Column],
+    extra_columns: dict[str, Column] | None = None,
+) -> ArrowValidation:
     """The engine's fast path; ``df`` is persisted only when classic aggregate checks rescan it.
 
     Raises:
@@ -90,7 +100,7 @@ def validate(plan: ValidationPlan, df: DataFrame, extra_aggregates: dict[str, Co
     if persist:
         df.persist()
     try:
-        return validate_to_arrow(plan, df, extra_aggregates=extra_aggregates)
+        return validate_to_arrow(plan, df, extra_aggregates=extra_aggregates, extra_columns=extra_columns)
     except CheckEvaluationError as exc:
         if isinstance(exc.__cause__, MissingReferenceDatasetError):
             raise exc.__cause__ from exc

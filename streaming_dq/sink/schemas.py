@@ -58,6 +58,9 @@ RESULTS_SCHEMA = pa.schema(
         pa.field("event_time_min", UTC_TIMESTAMP),
         pa.field("event_time_max", UTC_TIMESTAMP),
         pa.field("validation_ts", UTC_TIMESTAMP),
+        pa.field("window", pa.string()),
+        pa.field("window_start", UTC_TIMESTAMP),
+        pa.field("window_end", UTC_TIMESTAMP),
     ]
 )
 

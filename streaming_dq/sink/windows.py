@@ -1,0 +1,135 @@
+"""The gate's accumulated metrics: per-batch states of every observable check and event-time windows.
+
+:class:`MetricsTracker` binds the metrics store (a Delta table written with the batch's app transaction, last
+of all targets) to the window accumulator (in-memory, rebuilt from the store at start-up and after a failed
+batch). Window inputs ride on the batch's single Spark job as extra columns; the per-window states are
+grouped in Arrow.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Literal
+
+import pyarrow as pa
+from pyspark.sql import Column
+
+from streaming_dq.core.base_check import ObservableAggregateCheck
+from streaming_dq.metrics.accumulator import (
+    EVENT_TIME_COLUMN,
+    WindowAccumulator,
+    WindowUpdate,
+    batch_window_states,
+    window_state_columns,
+)
+from streaming_dq.metrics.store import MetricsStore
+from streaming_dq.metrics.windows import max_event_time
+
+if TYPE_CHECKING:
+    from streaming_dq.config.check_set import CheckSet
+    from streaming_dq.engine.plan import PlanOutcome, ValidationPlan
+
+logger = logging.getLogger("streaming_dq.gate")
+
+LateDataPolicy = Literal["count", "reopen"]
+
+
+class MetricsTracker:
+    """Accumulates a gate's observable metrics per batch, per window and over the stream's life.
+
+    Args:
+        gate: The gate's name.
+        check_set: The gate's checks; those with ``scope: {window: ...}`` are judged per window.
+        uri: The metrics Delta table.
+        event_time: The event-time column (required when a check is window-scoped).
+        profiles: Profiles; a closed window is judged under those active on the window's date.
+        timezone: Zone of window boundaries and profile dates.
+        allowed_lateness: How far behind the largest event time seen a row may arrive before its window
+            closes (the watermark is max event time minus this).
+        late_data: ``count`` (rows of a closed window are counted as late, not merged) or ``reopen``.
+        storage_options: Passed to deltalake (object-store credentials).
+    """
+
+    def __init__(
+        self,
+        gate: str,
+        check_set: CheckSet,
+        uri: str,
+        *,
+        event_time: str | None,
+        profiles: Sequence[Any] = (),
+        timezone: str = "UTC",
+        allowed_lateness: timedelta = timedelta(0),
+        late_data: LateDataPolicy = "count",
+        storage_options: dict[str, str] | None = None,
+    ) -> None:
+        self.gate = gate
+        self.window_checks = [c for c in check_set if isinstance(c, ObservableAggregateCheck) and c.scope]
+        if self.window_checks and not event_time:
+            from streaming_dq.exceptions import ConfigError
+
+            raise ConfigError("window-scoped checks need gate.event-time", field_path="gate.event-time")
+        self.event_time = event_time
+        self.timezone = timezone
+        self.store = MetricsStore(uri, storage_options=storage_options)
+        self.accumulator = WindowAccumulator(
+            gate,
+            self.window_checks,
+            profiles=profiles,
+            timezone=timezone,
+            allowed_lateness=allowed_lateness,
+            late_data=late_data,
+        )
+        self._stale = True
+
+    def ensure_table(self) -> None:
+        self.store.ensure_table()
+
+    def invalidate(self) -> None:
+        """Forget in-memory state (a batch failed after merging it): rebuild from the store before the next."""
+        self._stale = True
+
+    def _refresh(self) -> None:
+        if self._stale:
+            self.accumulator.restore(self.store.read(self.gate))
+            self._stale = False
+
+    def is_committed(self, app_id: str, batch_id: int) -> bool:
+        return self.store.committed(app_id, batch_id)
+
+    def extra_columns(self) -> dict[str, Column]:
+        """Per-row window inputs for the batch's single job (empty without window-scoped checks)."""
+        if not self.window_checks or not self.event_time:
+            return {}
+        return window_state_columns(self.window_checks, self.event_time)
+
+    def update(self, batch_id: int, inputs: pa.Table | None) -> WindowUpdate | None:
+        """Merge one (not yet committed) batch's window states; None without window checks or inputs."""
+        if not self.window_checks or inputs is None or EVENT_TIME_COLUMN not in inputs.column_names:
+            return None
+        self._refresh()
+        states = batch_window_states(self.window_checks, inputs, timezone=self.timezone)
+        latest = max_event_time(inputs.column(EVENT_TIME_COLUMN))
+        return self.accumulator.update(batch_id, states, latest)
+
+    def commit(
+        self,
+        *,
+        app_id: str,
+        batch_id: int,
+        plan: ValidationPlan | None,
+        outcome: PlanOutcome | None,
+        update: WindowUpdate | None,
+    ) -> bool:
+        """Write the batch's states (and window results) with the batch's app transaction; False if skipped."""
+        table = self.store.records_for_batch(
+            gate=self.gate,
+            app_id=app_id,
+            batch_id=batch_id,
+            observable_checks=plan.observable_checks() if plan is not None else (),
+            raw=outcome.raw if outcome is not None else {},
+            update=update,
+        )
+        return self.store.write(table, app_id, batch_id)
