@@ -7,7 +7,7 @@ from datetime import date
 from statistics import mean
 
 import pytest
-from test_gate_support import land, make_gate, run, stream, table, utc
+from test_gate_support import land, make_gate, run, stream, table
 
 from streaming_dq.config.check_set import CheckSet
 from streaming_dq.metrics.store import MetricsStore
