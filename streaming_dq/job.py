@@ -221,7 +221,7 @@ class GateJob:
     def _build_gate(self, metrics: GateMetrics | None) -> QualityGate:
         from streaming_dq.sink import QualityGate, ReferenceSpec
 
-        c = self.config  # targets.metrics is not passed yet: the window accumulator adds the metrics table
+        c = self.config
         references = {
             name: ReferenceSpec(r.format, r.path, r.schema_, dict(r.options), r.refresh_seconds)
             for name, r in c.reference_datasets.items()
@@ -243,6 +243,9 @@ class GateJob:
             malformed_column=c.source.malformed_column,
             on_batch=self._record,
             metrics=metrics,
+            metrics_table=c.targets.metrics,
+            allowed_lateness=c.gate.lateness,
+            late_data=c.gate.late_data,
         )
 
     def _run_query(

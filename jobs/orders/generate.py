@@ -2,7 +2,7 @@
 
     python jobs/orders/generate.py --out jobs/orders/data --batches 5 --rows 500 --seed 7
 
-Writes ``OUT/landing/orders/orders-<seed>-<n>.json`` (one file per micro-batch, ``--rows`` lines each) and
+Writes ``OUT/landing/orders/orders-<seed>-<n>.json`` (one file per micro-batch and day) and
 ``OUT/reference/customers.csv``. The same arguments always write the same bytes. Faults, at about these
 rates: a missing order id, timestamp or customer (1% each), a negative amount (1%), a very large amount
 (2%), an unknown currency or status (1% each), an unknown customer (2%), a repeated order id inside a file
@@ -10,7 +10,9 @@ rates: a missing order id, timestamp or customer (1% each), a negative amount (1
 account for each, malformed lines included (they go to quarantine).
 
 Each file holds one day of orders, starting at ``--start`` (default 2025-12-18, so the Christmas profile of
-``orders.yaml`` is active from the third file on). Run it again with another ``--seed`` to land more files;
+``orders.yaml`` is active from the third file on). A day has ``--rows`` lines, except the second day (an
+outage: 40%) and Christmas days (half the orders), so the daily volume check fails on the low day and passes
+on the holiday days thanks to the profile's multiplier. Run it again with another ``--seed`` to land more files;
 customers do not depend on the seed, so the reference stays valid.
 """
 
@@ -146,8 +148,9 @@ def generate(
     landing.mkdir(parents=True, exist_ok=True)
     for batch in range(batches):
         day = start + timedelta(days=batch)
-        times = sorted(day + timedelta(seconds=rng.randrange(86_400)) for _ in range(rows))
-        malformed_at = set(rng.sample(range(rows), min(2, rows)))
+        count = day_volume(day, rows, low_day=batch == 1)
+        times = sorted(day + timedelta(seconds=rng.randrange(86_400)) for _ in range(count))
+        malformed_at = set(rng.sample(range(count), min(2, count)))
         lines: list[str] = []
         seen_ids: list[str] = []
         for i, ts in enumerate(times):
@@ -165,6 +168,16 @@ def generate(
         summary.files.append(str(path))
         summary.records += len(lines)
     return summary
+
+
+def day_volume(day: datetime, rows: int, *, low_day: bool) -> int:
+    """Orders on ``day``: half during Christmas (Dec 20 - Jan 5), 40% on the low day (an outage), else ``rows``."""
+    christmas = (day.month, day.day) >= (12, 20) or (day.month, day.day) <= (1, 5)
+    if christmas:
+        return max(1, rows // 2)
+    if low_day:
+        return max(1, rows * 2 // 5)
+    return rows
 
 
 def parse_start(text: str) -> datetime:

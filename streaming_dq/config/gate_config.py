@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -45,6 +46,7 @@ from pydantic import (
 
 from streaming_dq.config.check_set import CheckSet
 from streaming_dq.core.base_config import kebab
+from streaming_dq.core.scope import parse_duration
 from streaming_dq.core.severity import Severity, normalize_severity
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.profiles.config import ProfileList
@@ -260,11 +262,31 @@ class GateSection(_Section):
         default="UTC", description="IANA time zone of profile dates, e.g. Europe/Berlin."
     )
 
+    allowed_lateness: NonEmpty = Field(
+        default="0 seconds",
+        description="How far behind the largest event time seen a row may arrive before its window closes, "
+        "e.g. '2 hours'.",
+    )
+    late_data: Literal["count", "reopen"] = Field(
+        default="count",
+        description="Rows of an already closed window: 'count' them as late (not merged), or 'reopen' the window.",
+    )
+
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
         time_zone(value)
         return value
+
+    @field_validator("allowed_lateness")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        parse_duration(value)
+        return value
+
+    @property
+    def lateness(self) -> timedelta:
+        return parse_duration(self.allowed_lateness)
 
 
 class SourceSection(_Section):

@@ -38,6 +38,18 @@ def parse_window(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+def parse_duration(text: str) -> timedelta:
+    """``"2 hours"`` -> ``timedelta(hours=2)``; ``"0 seconds"`` is allowed (unlike a window size).
+
+    Raises:
+        ValueError: not ``<integer> <unit>`` with unit seconds, minutes, hours or days.
+    """
+    m = _PATTERN.match(text.lower())
+    if not m or m.group(2) not in _UNITS:
+        raise ValueError(f"invalid duration {text!r}: expected e.g. '0 seconds', '30 minutes', '2 hours'")
+    return timedelta(seconds=int(m.group(1)) * _UNITS[m.group(2)])
+
+
 class WindowScope(BaseModel):
     """The event-time window a check is judged over.
 
