@@ -223,7 +223,9 @@ def state_from_record(kind: str, record: dict[str, Any]) -> Any:
     if kind == "max":
         return MaxState(record.get("value"))
     if kind == "moments":
-        return MomentsState(int(record.get("n") or 0), float(record.get("mean") or 0.0), float(record.get("m2") or 0.0))
+        return MomentsState(
+            int(record.get("n") or 0), float(record.get("mean") or 0.0), float(record.get("m2") or 0.0)
+        )
     if kind == "hll":
         sketch = record.get("sketch")
         return HllState(bytes(sketch) if sketch is not None else None)
