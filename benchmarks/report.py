@@ -220,20 +220,25 @@ def _peers_section(peers: dict[str, Any] | None) -> list[str]:
         return [*lines, "Not run in this invocation (add `--peers`).", ""]
     lines += [peers.get("description", ""), ""]
     rows = []
-    for c in peers.get("comparisons", []):
+    for c in peers.get("all", []):
+        versions = ", ".join(
+            f"{k} {v}" for k, v in c.get("versions", {}).items() if k not in ("pyarrow", "deltalake")
+        )
+        lost = c.get("rows_lost")
         rows.append(
             [
-                c["tool"],
+                f"`{c['tool']}`",
                 c.get("work", ""),
-                c.get("venv", ""),
                 _f(c.get("median")),
-                c.get("compared_with", "–"),
-                _f(c.get("ratio_to_ours")),
+                f"{_f(c.get('ratio_to_ours'))} (vs `{c.get('compared_with')}`)",
+                "–" if lost is None else lost,
                 c.get("status", ""),
+                versions,
+                c.get("note", ""),
             ]
         )
     lines += _table(
-        ["tool", "work", "environment", "median s", "compared with", "peer / ours", "status"], rows
+        ["tool", "work", "median s", "time / ours", "rows lost", "status", "versions", "what ran"], rows
     )
     return lines
 

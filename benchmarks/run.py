@@ -198,6 +198,8 @@ def parse_args(argv: Sequence[str] | None = None) -> RunConfig:
     p.add_argument("--peer-tools", default="", help="comma-separated subset of peer tools")
     p.add_argument("--peer-rows", type=int, default=None, help="rows of the peers' batch")
     p.add_argument("--reps", type=int, default=None, help="override repetitions per cell")
+    p.add_argument("--rows", default="", help="override rows per batch, comma-separated (e.g. 1000000)")
+    p.add_argument("--checks", default="", help="override numbers of checks, comma-separated (e.g. 5,20,50)")
     p.add_argument("--out", type=Path, default=DOC, help="markdown report (default docs/performance.md)")
     p.add_argument(
         "--json", type=Path, default=RESULTS, help="raw results (default benchmarks/results/latest.json)"
@@ -205,8 +207,15 @@ def parse_args(argv: Sequence[str] | None = None) -> RunConfig:
     p.add_argument("--no-plot", action="store_true", help="skip the plot image")
     args = p.parse_args(argv)
     grid = QUICK if args.quick else FULL
+    overrides: dict[str, Any] = {}
     if args.reps:
-        grid = GridConfig(**{**asdict(grid), "reps": args.reps})
+        overrides["reps"] = args.reps
+    if args.rows:
+        overrides["rows"] = [int(r) for r in args.rows.split(",")]
+    if args.checks:
+        overrides["checks"] = [int(n) for n in args.checks.split(",")]
+    if overrides:
+        grid = GridConfig(**{**asdict(grid), **overrides})
     argv_list = list(sys.argv[1:] if argv is None else argv)
     return RunConfig(
         grid=grid,
