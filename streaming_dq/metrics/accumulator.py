@@ -1,6 +1,6 @@
 """Window-scoped checks: per-row state inputs, per-batch window states, and the accumulator that judges windows.
 
-The flow per micro-batch (see docs/metrics-accumulation.md, "Windows and late data"):
+The flow per micro-batch (see docs/streaming.md, "Windows and late data"):
 
 1. :func:`window_state_columns` gives the per-row inputs of every window-scoped check's states; the gate hands
    them to ``validate_to_arrow(extra_columns=...)`` so they ride on the batch's single Spark job.
