@@ -22,6 +22,7 @@ from streaming_dq.core.severity import Severity, normalize_severity
 from streaming_dq.engine.batch import BatchDQEngine
 from streaming_dq.engine.report import ValidationReport
 from streaming_dq.engine.result import BatchValidationResult, ValidationSummary
+from streaming_dq.sink import QualityGate, ReferenceSpec
 
 __all__ = [
     "AggregateCheckResult",
@@ -39,6 +40,8 @@ __all__ = [
     "CheckSet",
     "IntegrityCheckMixin",
     "ObservableAggregateCheck",
+    "QualityGate",
+    "ReferenceSpec",
     "Severity",
     "ValidationReport",
     "ValidationSummary",

@@ -407,7 +407,12 @@ class QualityGate:
             extra_columns=self.tracker.extra_columns() if self.tracker is not None else None,
         )
         if routed.breached and self.on_aggregate_failure == "stop":
-            failed = [c.check_id for c in routed.checks if c.kind == "aggregate" and c.status == "failed"]
+            levels = {s.value for s in self.fail_levels}
+            failed = [
+                c.check_id
+                for c in routed.checks
+                if c.kind == "aggregate" and c.status == "failed" and c.severity in levels
+            ]
             logger.error(
                 "gate %r: batch %d failed aggregate check(s) %s: stopping", self.name, ctx.batch_id, failed
             )
