@@ -316,6 +316,40 @@ def metrics(
     raise typer.Exit(EXIT_USAGE)
 
 
+# --- demo ---------------------------------------------------------------------------------------------------
+
+
+@app.command()
+def demo(
+    workdir: Annotated[
+        Path, typer.Option("--workdir", help="Demo folder, wiped and recreated at start.")
+    ] = Path(".demo"),
+    port: Annotated[
+        int,
+        typer.Option("--port", min=0, max=65535, help="Port of /metrics (0: any free port)."),
+    ] = 9108,
+    rows: Annotated[int, typer.Option("--rows", min=20, help="Orders on a regular day.")] = 600,
+    batches_per_day: Annotated[
+        int, typer.Option("--batches-per-day", min=1, max=12, help="Micro-batches per day (five days).")
+    ] = 2,
+) -> None:
+    """Run a gate job end to end on generated orders and print what happened.
+
+    Local Spark, Delta tables under `--workdir`, `/metrics` on 127.0.0.1 (a free port when `--port` is
+    taken). Exit 0, 1 when the stream failed or the tables do not account for every generated line, 2 when
+    the work folder cannot be used.
+    """
+    from streaming_dq.cli.demo import DemoError, DemoOptions, run_demo
+
+    options = DemoOptions(workdir=workdir, port=port, rows=rows, batches_per_day=batches_per_day)
+    try:
+        code = run_demo(options, _console())
+    except DemoError as exc:
+        _console(stderr=True).print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(EXIT_USAGE) from None
+    raise typer.Exit(code)
+
+
 def main() -> Any:
     """Entry point of the ``streaming-dq`` console script."""
     return app()
