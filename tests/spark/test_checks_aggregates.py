@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from streaming_dq import BatchDQEngine, CheckSet
@@ -65,7 +65,6 @@ def metric_cases(
     ratio, (lo, hi), thr = p["ratio"], p["count"], float(p["threshold"])
     refs = set(p["ref_keys"])
     dup_a = Counter(r["a"] for r in rows)
-    dup_all = Counter(tuple(r[k] for k in NAMES) for r in rows)  # id is unique: never duplicates
     completeness = (n - sum(r["a"] is None for r in rows)) / n if n else 1.0
     age = (NOW - max(ts)).total_seconds() if ts else None
     limit = p["hours"] * 3600.0
@@ -110,7 +109,6 @@ def metric_cases(
             sum(c for c in dup_a.values() if c > 1),
             lambda v: v == 0,
         ),
-        ({"check": "unique-rows-check"}, sum(c for c in dup_all.values() if c > 1), lambda v: v == 0),
         (
             {
                 "check": "foreign-key-check",
@@ -181,7 +179,7 @@ def test_every_aggregate_check_is_covered_by_an_oracle() -> None:
 
 
 @settings(
-    max_examples=5,
+    max_examples=4,
     deadline=None,
     suppress_health_check=[
         HealthCheck.function_scoped_fixture,
@@ -189,7 +187,8 @@ def test_every_aggregate_check_is_covered_by_an_oracle() -> None:
         HealthCheck.data_too_large,
     ],
 )
-@given(raw_rows=st.lists(ROW, min_size=0, max_size=40), params=PARAMS)
+@given(raw_rows=st.lists(ROW, min_size=1, max_size=40), params=PARAMS)
+@example(raw_rows=[], params={"ratio": 0.5, "count": [0, 0], "hours": 1, "threshold": 0, "ref_keys": []})
 def test_aggregate_checks_match_the_oracle(spark, raw_rows, params) -> None:  # type: ignore[no-untyped-def]
     data = [(i, *r) for i, r in enumerate(raw_rows)]
     rows = [dict(zip(NAMES, r, strict=True)) for r in data]

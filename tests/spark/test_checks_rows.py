@@ -300,7 +300,7 @@ def cases(p: dict[str, Any], rows: list[Row]) -> list[tuple[dict[str, Any], Orac
 
 
 @settings(
-    max_examples=5,
+    max_examples=4,
     deadline=None,
     suppress_health_check=[
         HealthCheck.function_scoped_fixture,
