@@ -191,37 +191,50 @@ class ValidationPlan:
         return self.regimes.verdicts(self.row_checks[i])
 
     def annotate(self, df: DataFrame) -> DataFrame:
-        """Add one boolean flag column per row check (True = fired and enabled) and the regime ordinal."""
+        """Add one boolean flag column per row check (True = fired and enabled) and the regime ordinal.
+
+        Checks that only provide a condition are added in ONE projection (analysis cost stays linear in the
+        number of checks); checks that transform the frame (joins, windows) go through their ``validate``.
+        """
         self._check_columns(df)
         out = df
-        regime = self.regimes.ordinal_column(self.event_time, self.timezone) if self.regimes.split else None
-        if regime is not None:
-            out = out.withColumn(REGIME_COLUMN, regime)
+        if self.regimes.split:
+            out = out.withColumn(REGIME_COLUMN, self.regimes.ordinal_column(self.event_time, self.timezone))
         guard = F.col(self.malformed_column).isNotNull() if self.malformed_column else None
-        offset = 0
-        if guard is not None:
-            out = out.withColumn(flag_column(0), guard)
-            offset = 1
+        offset = 1 if guard is not None else 0
+        flags: dict[str, Column] = {flag_column(0): guard} if guard is not None else {}
+        staged: list[str] = []
         for j, check in enumerate(self.row_checks):
             i = j + offset
-            verdicts = self._flag_verdicts(i)
-            enabled = self.regimes.membership({r for r, v in verdicts.items() if v.kind != "off"})
+            enabled = self.regimes.membership(
+                {r for r, v in self._flag_verdicts(i).items() if v.kind != "off"}
+            )
             if enabled is False:
-                out = out.withColumn(flag_column(i), F.lit(False))
+                flags[flag_column(i)] = F.lit(False)
                 continue
-            try:
-                out = check.validate(out, column=flag_column(i))
-            except MissingReferenceDatasetError:
-                raise
-            except Exception as exc:
-                raise CheckEvaluationError(check.check_id, f"cannot build its condition: {exc}") from exc
-            cond = F.col(flag_column(i))
+            out, cond = self._condition(check, out, i)
+            if cond is None:
+                staged.append(f"__dq_raw{i}")
+                cond = F.col(f"__dq_raw{i}")
             if guard is not None:
                 cond = cond & ~guard
             if enabled is not True:
                 cond = cond & enabled
-            out = out.withColumn(flag_column(i), cond)
-        return out
+            flags[flag_column(i)] = cond
+        out = out.withColumns(flags) if flags else out
+        return out.drop(*staged) if staged else out
+
+    @staticmethod
+    def _condition(check: BaseRowCheck, df: DataFrame, i: int) -> tuple[DataFrame, Column | None]:
+        """The check's never-NULL failure condition, or None after adding it as ``__dq_raw{i}`` via validate."""
+        try:
+            if type(check).validate is BaseRowCheck.validate:
+                return df, F.coalesce(check.failure_condition(df), F.lit(False))
+            return check.validate(df, column=f"__dq_raw{i}"), None
+        except MissingReferenceDatasetError:
+            raise
+        except Exception as exc:
+            raise CheckEvaluationError(check.check_id, f"cannot build its condition: {exc}") from exc
 
     def _check_columns(self, df: DataFrame) -> None:
         names = set(df.columns)
@@ -365,6 +378,9 @@ class ValidationPlan:
                     df
                     if not self.regimes.split
                     else df.filter(self.regimes.membership_column(group.ordinals))
+                )
+                scoped = scoped.select(
+                    *[F.col(f"`{c}`") for c in scoped.columns if not c.startswith("__dq_")]
                 )
                 ev = classic._evaluate_logic(scoped, multiplier=group.multiplier)
                 results.append((self.declaration_order[classic.check_id], self._wrap(classic, group, ev)))
