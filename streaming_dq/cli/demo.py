@@ -152,10 +152,10 @@ def batch_line(outcome: BatchOutcome, zone: str) -> str:
         f"[yellow]warned {w:>3}[/]" if w else "warned   0",
         f"{outcome.duration_seconds:5.1f} s",
     ]
-    return "  ".join(parts) + "".join(f"  [dim]|[/] {note}" for note in batch_notes(outcome))
+    return "  ".join(parts) + "".join(f"  [dim]|[/] {note}" for note in batch_notes(outcome, zone))
 
 
-def batch_notes(outcome: BatchOutcome) -> list[str]:
+def batch_notes(outcome: BatchOutcome, zone: str) -> list[str]:
     """What else a batch line tells: malformed rows, profiles, scaled or failed aggregates, closed windows."""
     notes = [f"{outcome.rows_malformed} malformed"] if outcome.rows_malformed else []
     if outcome.active_profiles:
@@ -171,12 +171,16 @@ def batch_notes(outcome: BatchOutcome) -> list[str]:
         regime = f" [{', '.join(check.regime) or 'no profile'}]" if split else ""
         verdict = f"[red]failed ({check.severity})[/]" if check.status == "failed" else check.status
         notes.append(f"{escape(check.check_id + regime)} {escape(value)} {verdict}")
+    tz = time_zone(zone)
     for window in outcome.windows:
-        if window.status in ("passed", "failed"):
-            colour = "green" if window.status == "passed" else "red"
-            notes.append(
-                f"window {window.window_start:%d %b} {escape(window.check_id)} [{colour}]{window.status}[/]"
-            )
+        if window.status not in ("passed", "failed") or window.raw_value is None:
+            continue  # provisional: the window is still open
+        value = f"{window.raw_value:g}"
+        if window.multiplier != 1.0 and window.adjusted_value is not None:
+            value += f" x{window.multiplier:g} = {window.adjusted_value:g}"
+        verdict = "[green]passed[/]" if window.status == "passed" else f"[red]failed ({window.severity})[/]"
+        day = window.window_start.astimezone(tz)
+        notes.append(f"[bold]{escape(window.check_id)}[/] {day:%a %d %b} closed: {escape(value)} {verdict}")
     return notes
 
 

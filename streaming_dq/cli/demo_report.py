@@ -36,13 +36,12 @@ SHOWN_COLUMNS = ("order_id", "order_ts", "customer_id", "amount", "currency", "s
 #: Series worth showing from the scrape, in this order.
 SERIES = (
     "streaming_dq_rows_total",
-    "streaming_dq_malformed_rows_total",
     "streaming_dq_check_violations_total",
     "streaming_dq_aggregate_value",
-    "streaming_dq_window",
+    "streaming_dq_window_results_total",
+    "streaming_dq_window_check_failed",
     "streaming_dq_profile_active",
     "streaming_dq_batches_total",
-    "streaming_dq_last_committed_batch_id",
 )
 
 
@@ -104,6 +103,8 @@ def failing_checks(results: Iterable[dict[str, Any]]) -> list[CheckFailures]:
             rec["check_id"],
             {"type": rec["check_type"], "kind": rec["kind"], "sev": set(), "rows": 0, "failed": 0, "n": 0},
         )
+        if rec["status"] == "provisional":
+            continue  # an open window's running value, not a verdict
         entry["n"] += 1
         if rec["status"] == "failed":
             entry["failed"] += 1
@@ -166,7 +167,7 @@ def _failures(
         console.print("[bold]Failing checks[/]: none")
         return
     table = Table(
-        title="Top failing checks (results table)",
+        title="Failing checks, most failed rows first (results table)",
         caption="verdicts: one per check and batch (one per profile regime when profiles split a batch)",
         title_justify="left",
         caption_justify="left",
@@ -176,7 +177,7 @@ def _failures(
     table.add_column("severity", no_wrap=True)
     table.add_column("rows", justify="right")
     table.add_column("verdicts failed", justify="right")
-    for f in failures[:6]:
+    for f in failures:
         rows = f"{f.rows:,}" if f.kind == "row" or f.rows else "-"
         table.add_row(f.check_id, "/".join(f.severities), rows, f"{f.failed_batches} of {f.batches}")
     console.print(table)
@@ -200,24 +201,26 @@ def _windows(run: DemoRun, console: Console) -> None:
     from streaming_dq.metrics.store import metrics_table
 
     tz = time_zone(config.gate.timezone)
-    table = Table(title="Daily windows (metrics table)", title_justify="left", header_style="bold")
-    for name in ("window", "check", "raw", "multiplier", "adjusted", "status", "profiles"):
-        table.add_column(name, justify="right" if name in ("raw", "multiplier", "adjusted") else "left")
-    sizes = sorted({scope.window for c in window_checks if (scope := getattr(c, "scope", None))})
-    for size in sizes:
-        for line in metrics_table(path, gate=config.gate.name, window=size):
+    console.print(f"[bold]Event-time windows[/] (metrics table, days in {config.gate.timezone})")
+    for check in window_checks:
+        about = check.description()
+        params = ", ".join(f"{k.replace('_', '-')} {v}" for k, v in about["parameters"].items())
+        console.print(f"  [bold]{escape(check.check_id)}[/] ({escape(params)}, {about['severity']}):")
+        scope = getattr(check, "scope", None)
+        lines = metrics_table(path, gate=config.gate.name, window=scope.window if scope else None)
+        for line in (line for line in lines if line["check"] == check.check_id):
             start = line["window_start"].astimezone(tz)
-            colour = {"passed": "green", "failed": "red"}.get(line["status"], "yellow")
-            table.add_row(
-                f"{start:%a %d %b}",
-                line["check"],
-                _number(line["raw"]),
-                _number(line["multiplier"]),
-                _number(line["adjusted"]),
-                f"[{colour}]{line['status']}[/]",
-                ", ".join(line["profiles"]) or "-",
+            value = _number(line["raw"])
+            if line["multiplier"] not in (None, 1.0):
+                value += f" x{line['multiplier']:g} = {_number(line['adjusted'])}"
+            status = line["status"]
+            colour = {"passed": "green", "failed": "red"}.get(status, "yellow")
+            note = "  [dim](still open: no later order has moved the watermark past its end)[/]"
+            profiles = f"  [dim]{escape(', '.join(line['profiles']))}[/]" if line["profiles"] else ""
+            console.print(
+                f"    {start:%a %d %b}  {escape(value):<22} [{colour}]{status:<11}[/]{profiles}"
+                + (note if status == "provisional" else "")
             )
-    console.print(table)
 
 
 def _number(value: float | None) -> str:
@@ -255,8 +258,14 @@ def _tables(run: DemoRun, console: Console) -> None:
     )
     config = _shown(run.config.source_file or run.workdir / "demo.yaml")
     console.print(
-        f"  re-run the job (nothing new to drain, its checkpoint is kept): streaming-dq run {config}"
+        f"  re-run the job (nothing new to drain, its checkpoint is kept): {_command()} run {config}"
     )
+
+
+def _command() -> str:
+    """How to call ``streaming-dq`` from here: the console script next to this Python when there is one."""
+    script = Path(sys.executable).parent / "streaming-dq"
+    return shlex.quote(_shown(script)) if script.is_file() else "streaming-dq"
 
 
 def _shell_quoted(code: str) -> str:

@@ -75,7 +75,7 @@ def test_demo_tables_are_on_disk_and_hold_every_row(
     done, workdir, _ = demo_run
     assert done.returncode == 0
     tables = workdir / "tables"
-    for name in ("orders_pass", "orders_quarantine", "orders_results"):
+    for name in ("orders_pass", "orders_quarantine", "orders_results", "orders_metrics"):
         assert DeltaTable.is_deltatable(str(tables / name)), name
     passed = DeltaTable(str(tables / "orders_pass")).to_pyarrow_table()
     quarantined = DeltaTable(str(tables / "orders_quarantine")).to_pyarrow_table()
@@ -94,4 +94,14 @@ def test_demo_falls_back_from_a_taken_port_and_shows_real_series(
     url = re.search(r"metrics at (http://127\.0\.0\.1:(\d+)/metrics)", done.stdout)
     assert url is not None and int(url.group(2)) != port
     assert re.search(r'^\s+streaming_dq_rows_total\{.*outcome="passed".*\} [1-9]', done.stdout, re.M)
-    assert "Top failing checks" in done.stdout and "malformed-record" in done.stdout
+    assert "Failing checks" in done.stdout and "malformed-record" in done.stdout
+
+
+def test_demo_shows_daily_windows_judged_under_the_christmas_profile(
+    demo_run: tuple[subprocess.CompletedProcess[str], Path, int],
+) -> None:
+    done, _, _ = demo_run
+    assert re.search(r"Thu 18 Dec\s+\d+\s+passed", done.stdout)
+    assert re.search(r"Sat 20 Dec\s+\d+ x2\.5 = [\d.]+\s+passed\s+Christmas 2025", done.stdout)
+    assert re.search(r"Sun 21 Dec\s+\d+ x2\.5 = [\d.]+\s+failed", done.stdout)
+    assert re.search(r"Mon 22 Dec\s+.*provisional", done.stdout)
