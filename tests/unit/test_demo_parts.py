@@ -139,3 +139,40 @@ def test_failing_checks_sums_rows_and_counts_failed_verdicts() -> None:
     ]
     found = [(f.check_id, f.rows, f.failed_batches, f.batches) for f in failing_checks(results)]
     assert found == [("b", 5, 1, 1), ("a", 2, 1, 2), ("v", 0, 1, 1)]
+
+
+def test_batch_line_shows_counts_profiles_scaled_aggregates_and_closed_windows() -> None:
+    from datetime import UTC, datetime
+
+    from rich.console import Console
+
+    from streaming_dq.cli.demo import batch_line
+    from streaming_dq.core.outcome import BatchOutcome, CheckOutcome, WindowOutcome
+
+    xmas = ("Christmas 2025",)
+    volume = {"check_id": "batch-volume", "check_type": "row-count-min-check", "kind": "aggregate"}
+    outcome = BatchOutcome(
+        gate="demo-orders", batch_id=5, status="committed", rows_in=135, rows_passed=121,
+        rows_quarantined=14, rows_malformed=1, duration_seconds=2.7,
+        min_event_time=datetime(2025, 12, 20, 11, 2, tzinfo=UTC),
+        max_event_time=datetime(2025, 12, 20, 22, 59, tzinfo=UTC), active_profiles=xmas,
+        checks=(
+            CheckOutcome(**volume, severity="warning", status="passed", raw_value=133, adjusted_value=332.5,
+                         multiplier=2.5, regime=xmas),
+            CheckOutcome(**volume, severity="warning", status="failed", raw_value=2, adjusted_value=2),
+        ),
+        windows=(
+            WindowOutcome("orders-per-day", "row-count-min-check", "1 day", datetime(2025, 12, 18, 23, tzinfo=UTC),
+                          datetime(2025, 12, 19, 23, tzinfo=UTC), "critical", "passed", 623, 623),
+        ),
+    )  # fmt: skip
+    console = Console(width=200, highlight=False, soft_wrap=True)
+    with console.capture() as captured:
+        console.print(batch_line(outcome, "Europe/Berlin"))
+    assert captured.get().splitlines() == [
+        "  batch  5  Sat 20 Dec 12:02-23:59  in 135  passed 121  quarantined  14 (1 malformed)  warned  0    2.7 s  "
+        "Christmas 2025",
+        "            batch-volume 133 x2.5 = 332.5 passed; "
+        "batch-volume [rows without a profile] 2 failed (warning)",
+        "            window Fri 19 Dec closed: orders-per-day 623 passed",
+    ]
