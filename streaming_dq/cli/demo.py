@@ -43,7 +43,7 @@ from streaming_dq.cli.demo_report import DemoRun, print_summary
 from streaming_dq.config.gate_config import GateConfig, MetricsSection, PrometheusSection
 from streaming_dq.config.loader import expand_env, load_gate_config
 from streaming_dq.core.outcome import BatchOutcome
-from streaming_dq.exceptions import ExporterError
+from streaming_dq.exceptions import ExporterError, StreamingDQError
 from streaming_dq.profiles.event_time import time_zone
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ class DemoOptions:
         return DemoPlan(rows=self.rows, batches_per_day=self.batches_per_day, seed=self.seed)
 
 
-class DemoError(Exception):
+class DemoError(StreamingDQError, RuntimeError):
     """The demo cannot run (e.g. its work folder holds something that is not a demo)."""
 
 
