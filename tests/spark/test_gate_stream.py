@@ -92,6 +92,9 @@ def test_results_table_has_one_row_per_check_per_batch(spark, tmp_path):
         "event_time_min": utc(2025, 3, 1, 0, 0, 1),
         "event_time_max": utc(2025, 3, 4, 5, 6, 7),
         "validation_ts": None,
+        "window": None,
+        "window_start": None,
+        "window_end": None,
     }
     assert by_check["note-present"]["severity"] == "warning"
     assert (by_check["not-empty"]["kind"], by_check["not-empty"]["raw_value"]) == ("aggregate", 3.0)
