@@ -18,7 +18,7 @@ streaming gate (``observe`` + ``toArrow`` and a split in Arrow).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import reduce
 from typing import TYPE_CHECKING, Any
 
@@ -359,31 +359,33 @@ class ValidationPlan:
         outcome.row_results = self._row_results(outcome, present)
         results: list[tuple[int, AggregateCheckResult]] = []
         for k, check in enumerate(self.observable_checks()):
-            for g, group in self._reported_groups(check, present):
+            for g, group, folded in self._aggregate_units(check, present, rows):
                 if group.verdict.kind == "off":
                     results.append((self.declaration_order[check.check_id], self._skipped(check, group)))
                     continue
-                prefix = f"__a{k}_{g}__"
-                sub = {key[len(prefix) :]: v for key, v in values.items() if key.startswith(prefix)}
-                ev = check._evaluate_from_agg_results(sub, multiplier=group.multiplier)
-                results.append((self.declaration_order[check.check_id], self._wrap(check, group, ev)))
+                states = self._states(check, k, g, values)
+                for extra in folded:  # rows without an event time join the batch's largest regime
+                    more = self._states(check, k, extra, values)
+                    states = {name: state.merge(more[name]) for name, state in states.items()}
+                ev = check.evaluate_states(states, multiplier=group.multiplier)
+                results.append((self.declaration_order[check.check_id], self._wrap(check, group, ev, folded)))
         for classic in self.classic_checks():
-            for _g, group in self._reported_groups(classic, present):
+            for _g, group, folded in self._aggregate_units(classic, present, rows):
                 if group.verdict.kind == "off":
                     results.append((self.declaration_order[classic.check_id], self._skipped(classic, group)))
                     continue
                 if df is None:
                     raise ValueError("classic aggregate checks need the DataFrame")
-                scoped = (
-                    df
-                    if not self.regimes.split
-                    else df.filter(self.regimes.membership_column(group.ordinals))
-                )
+                groups = self.regimes.groups(classic)
+                scope = frozenset(group.ordinals).union(*(groups[x].ordinals for x in folded))
+                scoped = df if not self.regimes.split else df.filter(self.regimes.membership_column(scope))
                 scoped = scoped.select(
                     *[F.col(f"`{c}`") for c in scoped.columns if not c.startswith("__dq_")]
                 )
                 ev = classic._evaluate_logic(scoped, multiplier=group.multiplier)
-                results.append((self.declaration_order[classic.check_id], self._wrap(classic, group, ev)))
+                results.append(
+                    (self.declaration_order[classic.check_id], self._wrap(classic, group, ev, folded))
+                )
         results.sort(key=lambda t: t[0])
         outcome.aggregate_results = [r for _, r in results]
         for _, res in results:
@@ -397,6 +399,32 @@ class ValidationPlan:
                     outcome.breached.add(r)
         return outcome
 
+    def _states(
+        self, check: ObservableAggregateCheck, k: int, g: int, values: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        prefix = f"__a{k}_{g}__"
+        return check.decode_states(
+            {key[len(prefix) :]: v for key, v in values.items() if key.startswith(prefix)}
+        )
+
+    def _aggregate_units(
+        self, check: BaseAggregateCheck, present: set[int], rows: Mapping[int, int]
+    ) -> list[tuple[int, Any, tuple[int, ...]]]:
+        """(group index, group, groups folded into it) to judge: the NULL-event-time group joins the largest.
+
+        Aggregates are judged per regime present; rows without an event time have no date, so rather than
+        judging them as a population of their own (a handful of rows failing every volume check), their states
+        are merged into the group of the regime with the most rows in the batch.
+        """
+        shown = self._reported_groups(check, present)
+        null = self.regimes.null_ordinal
+        nulls = [g for g, grp in shown if null is not None and grp.ordinals == {null}]
+        others = [(g, grp) for g, grp in shown if g not in nulls]
+        if not nulls or not others:
+            return [(g, grp, ()) for g, grp in shown]
+        largest = max(others, key=lambda t: sum(rows.get(r, 0) for r in t[1].ordinals))[0]
+        return [(g, grp, tuple(nulls) if g == largest else ()) for g, grp in others]
+
     def _reported_groups(self, check: BaseCheck, present: set[int]) -> list[tuple[int, Any]]:
         groups = list(enumerate(self.regimes.groups(check)))
         shown = [(g, grp) for g, grp in groups if grp.ordinals & present]
@@ -405,7 +433,13 @@ class ValidationPlan:
         base = [(g, grp) for g, grp in groups if 0 in grp.ordinals]
         return base or groups[:1]
 
-    def _wrap(self, check: BaseAggregateCheck, group: Any, ev: Any) -> AggregateCheckResult:
+    def _wrap(
+        self, check: BaseAggregateCheck, group: Any, ev: Any, folded: tuple[int, ...] = ()
+    ) -> AggregateCheckResult:
+        groups = self.regimes.groups(check)
+        key = group.key
+        for extra in folded:
+            key |= groups[extra].key
         wrapped = check.wrap(
             ev,
             severity=group.verdict.severity,
@@ -413,7 +447,7 @@ class ValidationPlan:
             profiles=group.profiles,
             regime=group.regime_names,
         )
-        return _with_group(wrapped, group)
+        return replace(wrapped, regime_mask=key)
 
     def _skipped(self, check: BaseAggregateCheck, group: Any) -> AggregateCheckResult:
         return _with_group(
@@ -453,8 +487,6 @@ class ValidationPlan:
 
 
 def _with_group(result: AggregateCheckResult, group: Any) -> AggregateCheckResult:
-    from dataclasses import replace
-
     return replace(result, regime_mask=group.key)
 
 

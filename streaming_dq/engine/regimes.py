@@ -53,9 +53,13 @@ class RegimeTable:
         if self.profiles:
             from streaming_dq.profiles import enumerate_regimes
 
-            self.regimes: list[Any] = list(enumerate_regimes(self.profiles))
+            # The last ordinal holds the rows without an event time: judged under no profile row by row,
+            # and folded into the batch's largest regime for aggregates (see ValidationPlan.decide).
+            self.regimes: list[Any] = [*enumerate_regimes(self.profiles), None]
+            self.null_ordinal: int | None = len(self.regimes) - 1
         else:
             self.regimes = [None]
+            self.null_ordinal = None
         # Row checks group the regimes under which they behave alike; aggregate checks are judged separately
         # for every regime present (a day of a holiday is its own population even where no rule matches).
         self._groups: dict[str, list[OverrideGroup]] = {
@@ -152,9 +156,10 @@ class RegimeTable:
         from streaming_dq.profiles import event_date_column, regime_column
 
         mask = regime_column(self.profiles, event_date_column(F.col(event_time), timezone))
-        expr = None
+        expr = F.when(F.col(event_time).isNull(), F.lit(self.null_ordinal))
         for r, regime in enumerate(self.regimes):
+            if regime is None:
+                continue
             cond = mask == F.lit(regime.mask)
             expr = F.when(cond, F.lit(r)) if expr is None else expr.when(cond, F.lit(r))
-        assert expr is not None
         return expr.otherwise(F.lit(0)).cast("int")

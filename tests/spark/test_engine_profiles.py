@@ -125,3 +125,26 @@ def test_no_active_profile_means_normal_behaviour(spark) -> None:  # type: ignor
         with_profile.summary().failed_records == without.summary().failed_records == 2
     )  # volume < 5 fails all
     assert [a.status for a in with_profile.aggregate_results] == [a.status for a in without.aggregate_results]
+
+
+def test_rows_without_event_time_join_the_largest_regime_for_aggregates(spark) -> None:  # type: ignore[no-untyped-def]
+    rows = [(i, "x", DURING) for i in range(10)] + [(98, "x", None), (99, None, None)]
+    df = spark.createDataFrame(rows, "id int, name string, ts timestamp")
+    result = BatchDQEngine(CheckSet.from_dicts(CHECKS), profiles=[CHRISTMAS], event_time="ts").run_batch(df)
+    volume = [
+        (a.status, a.metrics["value"], a.metrics["adjusted"], a.regime)
+        for a in result.aggregate_results
+        if a.check_id == "volume"
+    ]
+    # 10 holiday rows + 2 rows without a date, judged together under the holiday: 12 x 2.0 = 24 >= 5.
+    assert volume == [("passed", 12.0, 24.0, ("Christmas",))]
+    # Row by row, a row without event time is still judged under no profile: its NULL name is critical.
+    assert [r["id"] for r in result.fail_df().collect()] == [99]
+
+    only_undated = spark.createDataFrame([(1, "x", None)], "id int, name string, ts timestamp")
+    alone = BatchDQEngine(CheckSet.from_dicts(CHECKS[1:2]), profiles=[CHRISTMAS], event_time="ts").run_batch(
+        only_undated
+    )
+    assert [(a.status, a.metrics["value"], a.regime) for a in alone.aggregate_results] == [
+        ("failed", 1.0, ())
+    ]
