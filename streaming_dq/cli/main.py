@@ -307,13 +307,21 @@ def metrics(
         str | None, typer.Option("--window", help="Event-time window size to show, e.g. '1 day'.")
     ] = None,
     check_id: Annotated[str | None, typer.Option("--check", help="Only this check id.")] = None,
+    as_json: JsonOption = False,
 ) -> None:
-    """Show the accumulated metrics of a gate (per batch, per window, lifetime) from its metrics table.
+    """Show a gate's accumulated metrics from its metrics table (no Spark).
 
-    Not available yet: this command exits 2.
+    Without `--window`: one line per observable check, its metric over the stream's life. With
+    `--window "1 day"`: the latest verdict of every window of that size (open windows are `provisional`).
+    Exit 0, or 2 when the config is invalid or has no metrics table yet.
     """
-    typer.echo("streaming-dq metrics: not available yet", err=True)
-    raise typer.Exit(EXIT_USAGE)
+    from streaming_dq.cli.metrics_view import load_lines, print_lines
+
+    try:
+        gate, lines = load_lines(config, window=window, check=check_id)
+    except ConfigError as exc:
+        raise _fail_config(_problems(exc), as_json=as_json) from None
+    print_lines(gate, lines, as_json=as_json, console=_console())
 
 
 # --- demo ---------------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ def load_lines(config: Path, *, window: str | None, check: str | None) -> tuple[
             f"the metrics table {path} does not exist yet: run the gate first", source=str(config),
             field_path="targets.metrics",
         )  # fmt: skip
-    checks = loaded.check_set()
+    checks = list(loaded.check_set())
     lines = metrics_table(path, gate=loaded.gate.name, window=window, check=check, checks=checks)
     return loaded.gate.name, lines
 

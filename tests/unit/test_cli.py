@@ -156,12 +156,6 @@ def test_every_command_has_help(runner: CliRunner, command: list[str]) -> None:
     assert "Usage: streaming-dq" in result.stdout
 
 
-def test_metrics_is_a_placeholder_that_exits_2(runner: CliRunner) -> None:
-    result = runner.invoke(app, ["metrics", str(ORDERS), "--window", "1 day", "--check", "batch-volume"])
-    assert result.exit_code == 2
-    assert "not available yet" in result.stderr
-
-
 def test_run_with_a_bad_config_exits_2_before_spark(
     runner: CliRunner, bad_config: Path, no_new_jvm: None
 ) -> None:
@@ -204,3 +198,22 @@ def test_generators_are_deterministic_and_count_every_line(tmp_path: Path, job: 
         assert sum(summary["faults"].values()) > 0
     assert outputs[0] == outputs[1]
     assert len(outputs[0]) == 3  # two landing files and the reference CSV
+
+
+def test_metrics_names_the_missing_table_and_exits_2(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from streaming_dq.cli.main import app
+
+    config = tmp_path / "gate.yaml"
+    config.write_text(
+        "gate: {name: g}\n"
+        "source: {format: json, path: in, schema: 'id BIGINT'}\n"
+        "checkpoint: chk\n"
+        "targets: {pass: p, quarantine: q, metrics: m}\n"
+        "checks: [{check: null-check, check-id: id-present, columns: [id]}]\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(app, ["metrics", str(config)])
+    assert result.exit_code == 2
+    assert "targets.metrics" in result.output and "does not exist yet" in result.output
