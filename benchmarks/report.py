@@ -192,7 +192,10 @@ def render(results: dict[str, Any], *, image_path: str | None = None, plot_note:
         if plot_note:
             lines += [plot_note, ""]
     elif plot_note is None:
-        lines += ["(No plot: matplotlib was not available; see benchmarks/plot.py.)", ""]
+        lines += [
+            "(No plot in this run: `--no-plot`, or matplotlib could not be installed; see benchmarks/plot.py.)",
+            "",
+        ]
     lines += ["## Rule mix", "", _mix_text(meta["rule_mix"]), ""]
     lines += _machine_section(meta, m)
     if NOTES.exists():

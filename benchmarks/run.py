@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -172,7 +172,7 @@ def _mix_description(n: int) -> list[dict[str, Any]]:
     ]
 
 
-def _write(results: dict[str, Any], config: RunConfig, log: Any) -> None:
+def _write(results: dict[str, Any], config: RunConfig, log: Any, source: Path | None = None) -> None:
     if config.results is not None:
         config.results.parent.mkdir(parents=True, exist_ok=True)
         config.results.write_text(json.dumps(results, indent=1, default=str) + "\n")
@@ -185,7 +185,7 @@ def _write(results: dict[str, Any], config: RunConfig, log: Any) -> None:
         if config.plot:
             from benchmarks.plot import make_plot
 
-            plotted = make_plot(config.results or config.work / "latest.json", image, log=log)
+            plotted = make_plot(source or config.results or config.work / "latest.json", image, log=log)
         config.doc.parent.mkdir(parents=True, exist_ok=True)
         config.doc.write_text(render(results, image_path=image.name if plotted else None, plot_note=plotted))
         log(f"wrote {config.doc}")
@@ -205,6 +205,11 @@ def parse_args(argv: Sequence[str] | None = None) -> RunConfig:
         "--json", type=Path, default=RESULTS, help="raw results (default benchmarks/results/latest.json)"
     )
     p.add_argument("--no-plot", action="store_true", help="skip the plot image")
+    p.add_argument(
+        "--render-only",
+        action="store_true",
+        help="re-render --out (and the plot) from --json without measuring",
+    )
     args = p.parse_args(argv)
     grid = QUICK if args.quick else FULL
     overrides: dict[str, Any] = {}
@@ -217,6 +222,7 @@ def parse_args(argv: Sequence[str] | None = None) -> RunConfig:
     if overrides:
         grid = GridConfig(**{**asdict(grid), **overrides})
     argv_list = list(sys.argv[1:] if argv is None else argv)
+    extra = {"render_only": True} if args.render_only else {}
     return RunConfig(
         grid=grid,
         mode="quick" if args.quick else "full",
@@ -227,12 +233,20 @@ def parse_args(argv: Sequence[str] | None = None) -> RunConfig:
         doc=args.out,
         plot=not args.no_plot,
         command=shlex.join(["python", "-m", "benchmarks.run", *argv_list]),
+        extra=extra,
     )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     config = parse_args(argv)
-    run(config, log=lambda msg: print(msg, flush=True))
+    log = lambda msg: print(msg, flush=True)  # noqa: E731
+    if config.extra.get("render_only"):
+        if config.results is None or not config.results.exists():
+            raise SystemExit("--render-only needs an existing --json results file")
+        results = json.loads(config.results.read_text())
+        _write(results, replace(config, results=None), log, source=config.results)
+        return 0
+    run(config, log=log)
     return 0
 
 
