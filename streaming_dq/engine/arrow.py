@@ -58,17 +58,17 @@ def collect(
 ) -> tuple[pa.Table, dict[str, Any]]:
     """Run the batch ONCE: rows (input + bits [+ regime] + extras) to Arrow, all aggregates observed."""
     annotated = plan.annotate(df)
-    aggs = plan.aggregate_columns()
+    aggs = plan.aggregate_columns(row_counts=False)
     aggs += [col.alias(f"__x_{name}") for name, col in (extra_aggregates or {}).items()]
-    observation = Observation(f"streaming_dq_{uuid.uuid4().hex}")
-    observed = annotated.observe(observation, *aggs)
+    observation = Observation(f"streaming_dq_{uuid.uuid4().hex}") if aggs else None
+    observed = annotated.observe(observation, *aggs) if observation is not None else annotated
     cols: list[Column] = [F.col(f"`{c}`") for c in df.columns]
     cols += plan.bits_columns()
     if plan.regimes.split:
         cols.append(F.col(REGIME_COLUMN))
     cols += [col.alias(f"__xc_{name}") for name, col in (extra_columns or {}).items()]
     table = observed.select(*cols).toArrow()
-    values = dict(observation.get)
+    values = dict(observation.get) if observation is not None else {}
     return table, values
 
 
@@ -85,9 +85,49 @@ def validate_to_arrow(
     when the plan has any.
     """
     table, values = collect(plan, df, extra_aggregates=extra_aggregates, extra_columns=extra_columns)
+    values.update(row_counts(plan, table))
     outcome = plan.decide(values, plan.annotate(df) if plan.classic_checks() else None)
     extras = {k[len("__x_") :]: v for k, v in values.items() if k.startswith("__x_")}
     return split(plan, table, outcome, list(df.columns), extras)
+
+
+def row_counts(plan: ValidationPlan, table: pa.Table) -> dict[str, int]:
+    """The counts :meth:`ValidationPlan.decide` needs, from the collected bitmask (no Spark work).
+
+    Same keys as the plan's row-count aggregates: ``__n_{r}``, ``__fail_{r}``, ``__warn_{r}`` per regime,
+    ``__v_{i}`` per flag and ``__v_{i}_{g}`` per override group of a row check that profiles split.
+    """
+    regime = table.column(REGIME_COLUMN) if plan.regimes.split else None
+    fail = _any_bits(plan, table, regime, "fail")
+    warn_only = pc.and_(pc.invert(fail), _any_bits(plan, table, regime, "warn"))
+    out: dict[str, int] = {}
+    for r in plan.regimes.ordinals:
+        in_r = _in_regimes(regime, {r}, table.num_rows)
+        out[f"__n_{r}"] = _count(in_r)
+        out[f"__fail_{r}"] = _count(pc.and_(in_r, fail))
+        out[f"__warn_{r}"] = _count(pc.and_(in_r, warn_only))
+    offset = 1 if plan.malformed_column else 0
+    for i in range(len(plan.flag_checks)):
+        fired = _fired(table, i)
+        out[f"__v_{i}"] = _count(fired)
+        if i < offset:
+            continue
+        groups = plan.regimes.groups(plan.row_checks[i - offset])
+        for g, group in enumerate(groups if len(groups) > 1 else ()):
+            if group.verdict.kind != "off":
+                out[f"__v_{i}_{g}"] = _count(
+                    pc.and_(fired, _in_regimes(regime, set(group.ordinals), table.num_rows))
+                )
+    return out
+
+
+def _fired(table: pa.Table, i: int) -> Any:
+    bits = table.column(bits_column(i // BITS_PER_WORD))
+    return pc.not_equal(pc.bit_wise_and(bits, pa.scalar(1 << (i % BITS_PER_WORD), pa.int64())), 0)
+
+
+def _count(mask: Any) -> int:
+    return int(pc.sum(mask).as_py() or 0)
 
 
 def split(

@@ -221,8 +221,23 @@ class ValidationPlan:
             if enabled is not True:
                 cond = cond & enabled
             flags[flag_column(i)] = cond
-        out = out.withColumns(flags) if flags else out
+        out = self._with_flags(out, flags) if flags else out
         return out.drop(*staged) if staged else out
+
+    def _with_flags(self, df: DataFrame, flags: dict[str, Column]) -> DataFrame:
+        """Add every flag in one projection; if Spark refuses it, name the check whose condition is wrong."""
+        try:
+            return df.withColumns(flags)
+        except Exception as exc:
+            ids = {flag_column(i): check_id for i, (_, check_id, _) in enumerate(self.flag_checks)}
+            for name, cond in flags.items():
+                try:
+                    df.withColumns({name: cond})
+                except Exception as culprit:
+                    raise CheckEvaluationError(
+                        ids[name], f"cannot build its condition: {culprit}"
+                    ) from culprit
+            raise CheckEvaluationError("?", f"cannot build the row checks: {exc}") from exc
 
     @staticmethod
     def _condition(check: BaseRowCheck, df: DataFrame, i: int) -> tuple[DataFrame, Column | None]:
@@ -307,8 +322,30 @@ class ValidationPlan:
     def classic_checks(self) -> list[BaseAggregateCheck]:
         return [c for c in self.aggregate_checks if not isinstance(c, ObservableAggregateCheck)]
 
-    def aggregate_columns(self) -> list[Column]:
-        """Every aggregate of the run, aliased, for one ``agg``/``observe`` over :meth:`annotate`'s output."""
+    def aggregate_columns(self, *, row_counts: bool = True) -> list[Column]:
+        """Every aggregate of the run, aliased, for one ``agg``/``observe`` over :meth:`annotate`'s output.
+
+        Args:
+            row_counts: Include the per-regime row counts and per-check violation counts. The Arrow fast path
+                leaves them out and counts them from the collected bitmask instead (see
+                :func:`streaming_dq.engine.arrow.row_counts`): Spark's observed metrics are evaluated outside
+                whole-stage code generation, so every aggregate spared there is per-row work saved.
+        """
+        cols: list[Column] = []
+        if row_counts:
+            cols += self._row_count_columns()
+        for k, check in enumerate(self.observable_checks()):
+            for g, group in enumerate(self.regimes.groups(check)):
+                if group.verdict.kind == "off":
+                    continue
+                where = self._regime_in(group.ordinals)
+                for sname, spec in check.state_specs().items():
+                    aggs = spec.aggregations(None if where is True else where)  # type: ignore[arg-type]
+                    for comp, col in aggs.items():
+                        cols.append(col.alias(f"__a{k}_{g}__{sname}.{comp}"))
+        return cols
+
+    def _row_count_columns(self) -> list[Column]:
         cols: list[Column] = []
         fail, warn = self.row_fail_column(), self.row_warn_column()
         for r in self.regimes.ordinals:
@@ -329,15 +366,6 @@ class ValidationPlan:
                     cols.append(
                         F.count_if(F.col(flag_column(j + offset)) & in_g).alias(f"__v_{j + offset}_{g}")
                     )
-        for k, check in enumerate(self.observable_checks()):
-            for g, group in enumerate(self.regimes.groups(check)):
-                if group.verdict.kind == "off":
-                    continue
-                where = self._regime_in(group.ordinals)
-                for sname, spec in check.state_specs().items():
-                    aggs = spec.aggregations(None if where is True else where)  # type: ignore[arg-type]
-                    for comp, col in aggs.items():
-                        cols.append(col.alias(f"__a{k}_{g}__{sname}.{comp}"))
         return cols
 
     def decide(self, values: Mapping[str, Any], df: DataFrame | None = None) -> PlanOutcome:
