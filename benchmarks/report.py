@@ -220,7 +220,11 @@ def _mix_text(mix: list[dict[str, Any]]) -> str:
 def _peers_section(peers: dict[str, Any] | None) -> list[str]:
     lines = ["## Against other tools (one batch, batch mode)", ""]
     if not peers:
-        return [*lines, "Not run in this invocation (add `--peers`).", ""]
+        return [
+            *lines,
+            "Not run in this invocation (`--quick` leaves them out unless `--peers` is given).",
+            "",
+        ]
     lines += [peers.get("description", ""), ""]
     rows = []
     for c in peers.get("all", []):
@@ -256,8 +260,9 @@ def _machine_section(meta: dict[str, Any], m: dict[str, Any]) -> list[str]:
         meta["command"],
         "```",
         "",
-        "(`make bench` runs `python -m benchmarks.run`, `make bench-quick` adds `--quick`; `--peers` adds the "
-        "peer tools.)",
+        "(`make bench` runs `python -m benchmarks.run`: the full grid and the peers; `make bench-quick` adds "
+        "`--quick`: the reduced grid, peers only with `--peers`. `python -m benchmarks.run --help` lists the "
+        "overrides: `--rows`, `--checks`, `--reps`, `--peer-tools`, `--json`, `--out`, `--render-only`.)",
         "",
         f"- Date: {meta['date']}",
         f"- Machine: {m['cores']} cores, {m['memory_gib']} GiB, {m['platform']}; load average at start "

@@ -2,8 +2,8 @@
 
 Measures, in ONE SparkSession (local[2], 2 shuffle partitions, UI off, UTC), a plain Delta sink, the
 hand-written floor and the QualityGate as ``availableNow`` streams over the same Parquet batches, interleaved,
-median of several repetitions; optionally (``--peers``) other tools on one batch, each in its own virtual
-environment. Writes ``benchmarks/results/latest.json``, ``docs/performance.md`` and a plot.
+median of several repetitions; then (full run, or ``--quick --peers``) other tools on one batch, each in its
+own virtual environment. Writes ``benchmarks/results/latest.json``, ``docs/performance.md`` and a plot.
 """
 
 from __future__ import annotations
@@ -194,7 +194,12 @@ def _write(results: dict[str, Any], config: RunConfig, log: Any, source: Path | 
 def parse_args(argv: Sequence[str] | None = None) -> RunConfig:
     p = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="reduced grid (100k rows x 5/20/50 checks, 3 reps)")
-    p.add_argument("--peers", action="store_true", help="also run the peer tools (each in its own venv)")
+    p.add_argument(
+        "--peers",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run the peer tools, each in its own venv (default: on in the full run, off with --quick)",
+    )
     p.add_argument("--peer-tools", default="", help="comma-separated subset of peer tools")
     p.add_argument("--peer-rows", type=int, default=None, help="rows of the peers' batch")
     p.add_argument("--reps", type=int, default=None, help="override repetitions per cell")
@@ -226,7 +231,7 @@ def parse_args(argv: Sequence[str] | None = None) -> RunConfig:
     return RunConfig(
         grid=grid,
         mode="quick" if args.quick else "full",
-        peers=args.peers,
+        peers=(not args.quick) if args.peers is None else args.peers,
         peer_rows=args.peer_rows or (100_000 if args.quick else 1_000_000),
         peer_tools=tuple(t for t in args.peer_tools.split(",") if t),
         results=args.json,
