@@ -55,8 +55,11 @@ def collect(
     *,
     extra_aggregates: Mapping[str, Column] | None = None,
     extra_columns: Mapping[str, Column] | None = None,
-) -> tuple[pa.Table, dict[str, Any]]:
-    """Run the batch ONCE: rows (input + bits [+ regime] + extras) to Arrow, all aggregates observed."""
+) -> tuple[pa.Table, dict[str, Any], DataFrame]:
+    """Run the batch ONCE: rows (input + bits [+ regime] + extras) to Arrow, all aggregates observed.
+
+    Returns the Arrow table, the observed values, and the annotated frame (reused by classic aggregate checks).
+    """
     annotated = plan.annotate(df)
     aggs = plan.aggregate_columns(row_counts=False)
     aggs += [col.alias(f"__x_{name}") for name, col in (extra_aggregates or {}).items()]
@@ -69,7 +72,7 @@ def collect(
     cols += [col.alias(f"__xc_{name}") for name, col in (extra_columns or {}).items()]
     table = observed.select(*cols).toArrow()
     values = dict(observation.get) if observation is not None else {}
-    return table, values
+    return table, values, annotated
 
 
 def validate_to_arrow(
@@ -84,9 +87,11 @@ def validate_to_arrow(
     Classic aggregate checks (groupBy/join/distinct) still need their own jobs over ``df``; persist it first
     when the plan has any.
     """
-    table, values = collect(plan, df, extra_aggregates=extra_aggregates, extra_columns=extra_columns)
+    table, values, annotated = collect(
+        plan, df, extra_aggregates=extra_aggregates, extra_columns=extra_columns
+    )
     values.update(row_counts(plan, table))
-    outcome = plan.decide(values, plan.annotate(df) if plan.classic_checks() else None)
+    outcome = plan.decide(values, annotated if plan.classic_checks() else None)
     extras = {k[len("__x_") :]: v for k, v in values.items() if k.startswith("__x_")}
     return split(plan, table, outcome, list(df.columns), extras)
 
