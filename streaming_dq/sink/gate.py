@@ -38,6 +38,7 @@ from streaming_dq.exceptions import (
 )
 from streaming_dq.profiles import Profile
 from streaming_dq.profiles.event_time import time_zone
+from streaming_dq.sink.checkpoint import clear_unstarted_offsets
 from streaming_dq.sink.drift import (
     DRIFT_POLICIES,
     DriftAction,
@@ -236,6 +237,8 @@ class QualityGate:
         Args:
             stream_df: A streaming DataFrame.
             checkpoint_location: The query's checkpoint; keep it to keep exactly-once across restarts.
+                A local checkpoint whose first offset write was interrupted by a crash is made startable
+                again (:mod:`~streaming_dq.sink.checkpoint`).
             trigger: ``{"availableNow": True}``, ``{"processingTime": "10 seconds"}`` or ``{"once": True}``
                 (kebab- and snake-case keys are accepted); None is Spark's default (as fast as possible).
             query_name: Optional name of the query.
@@ -244,6 +247,7 @@ class QualityGate:
             The running query.
         """
         self.ensure_tables(stream_df.schema, stream_df.sparkSession)
+        clear_unstarted_offsets(checkpoint_location)
         writer = stream_df.writeStream.foreachBatch(self).option("checkpointLocation", checkpoint_location)
         if query_name:
             writer = writer.queryName(query_name)

@@ -58,6 +58,24 @@ def test_replaying_a_batch_writes_nothing_and_reports_skipped_replay(spark, tmp_
     assert gate.app_id(spark) == "orders"  # direct calls outside a stream: the gate name
 
 
+def test_a_checkpoint_killed_while_planning_batch_0_starts_again(spark, tmp_path):
+    """A kill during Spark's first offset write leaves only its temporary file; Spark alone refuses to start."""
+    land(tmp_path / "landing", "a.json", ROWS)
+    offsets = tmp_path / "chk" / "offsets"
+    offsets.mkdir(parents=True)
+    leftovers = [
+        ".0.0b9a6c1e-4f7d-4a55-9d0e-3f1c2b7a8e90.tmp",
+        "..0.0b9a6c1e-4f7d-4a55-9d0e-3f1c2b7a8e90.tmp.crc",
+    ]
+    for name in leftovers:
+        (offsets / name).write_text("v1\n{")  # cut off mid-write
+
+    run(make_gate(tmp_path), stream(spark, tmp_path / "landing"), tmp_path / "chk")
+
+    assert Counter(ids(tmp_path / "pass")) + Counter(ids(tmp_path / "quarantine")) == Counter([1, 2, 3, 4])
+    assert sorted(p.name for p in offsets.iterdir() if not p.name.startswith(".")) == ["0"]
+
+
 def test_crash_between_pass_and_quarantine_commits_then_replay_gives_exact_counts(spark, tmp_path):
     landing = tmp_path / "landing"
     land(landing, "a", ROWS)

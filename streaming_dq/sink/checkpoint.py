@@ -1,0 +1,66 @@
+"""Make a checkpoint that crashed before its first batch startable again.
+
+Spark writes ``<checkpoint>/offsets/<batch id>`` through a hidden temporary file (``.0.<uuid>.tmp``, plus a
+``..0.<uuid>.tmp.crc`` checksum on the local file system) that it renames into place. A process killed
+during that write of batch 0 leaves the temporary file behind and no offset file. On restart Spark (4.x)
+finds no batch in the offset log, insists that the folder be empty, and refuses to start with
+``STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY`` - for ever, until someone deletes the leftovers by hand.
+
+No batch has been planned when the offset log holds no offset file, so nothing was written anywhere on its
+behalf: the leftovers carry no information and are safe to delete. :func:`clear_unstarted_offsets` does only
+that, only for a checkpoint on a local path, and logs what it removed. It never touches a folder that holds
+an offset file or any file it does not recognise as an abandoned temporary file.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+from urllib.parse import urlparse
+
+log = logging.getLogger(__name__)
+
+_OFFSET_FILE = re.compile(r"\d+")
+_LEFTOVER = re.compile(r"\.{1,2}\d+\.[0-9a-fA-F-]+\.tmp(\.crc)?")
+
+
+def local_path(location: str) -> Path | None:
+    """The local path of ``location`` (a plain path or a ``file:`` URI); None for any other scheme."""
+    parsed = urlparse(location)
+    if parsed.scheme == "file":
+        return Path(parsed.path)
+    if parsed.scheme == "":
+        return Path(location)
+    return None
+
+
+def clear_unstarted_offsets(checkpoint_location: str) -> list[str]:
+    """Delete the temporary files a crash left in an offset log that holds no offset yet.
+
+    Args:
+        checkpoint_location: The streaming query's checkpoint location.
+
+    Returns:
+        The names of the files removed (empty when there was nothing to do, the offset log holds a batch,
+        the folder holds a file that is not an abandoned temporary file, or the location is not local).
+    """
+    path = local_path(checkpoint_location)
+    offsets = path / "offsets" if path is not None else None
+    if offsets is None or not offsets.is_dir():
+        return []
+    names = sorted(entry.name for entry in offsets.iterdir())
+    if any(_OFFSET_FILE.fullmatch(name) for name in names):
+        return []
+    if not names or not all(_LEFTOVER.fullmatch(name) for name in names):
+        return []
+    for name in names:
+        (offsets / name).unlink()
+    log.warning(
+        "checkpoint %s: removed %d temporary file(s) a crash left in its offset log before batch 0 "
+        "was planned (%s); Spark would otherwise refuse to start on it",
+        checkpoint_location,
+        len(names),
+        ", ".join(names),
+    )
+    return names
