@@ -16,7 +16,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, Observation
-from pyspark.sql import functions as F
 
 from streaming_dq.engine.plan import BITS_PER_WORD, PlanOutcome, ValidationPlan, bits_column
 from streaming_dq.engine.regimes import REGIME_COLUMN
@@ -65,10 +64,7 @@ def collect(
     aggs += [col.alias(f"__x_{name}") for name, col in (extra_aggregates or {}).items()]
     observation = Observation(f"streaming_dq_{uuid.uuid4().hex}") if aggs else None
     observed = annotated.observe(observation, *aggs) if observation is not None else annotated
-    cols: list[Column] = [F.col(f"`{c}`") for c in df.columns]
-    cols += plan.bits_columns()
-    if plan.regimes.split:
-        cols.append(F.col(REGIME_COLUMN))
+    cols = list(plan.collected_columns(df.columns))
     cols += [col.alias(f"__xc_{name}") for name, col in (extra_columns or {}).items()]
     table = observed.select(*cols).toArrow()
     values = dict(observation.get) if observation is not None else {}

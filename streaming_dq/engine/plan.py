@@ -17,7 +17,7 @@ streaming gate (``observe`` + ``toArrow`` and a split in Arrow).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import reduce
 from typing import TYPE_CHECKING, Any
@@ -161,11 +161,24 @@ class ValidationPlan:
             c for c in aggregates if c not in self.window_checks
         ]
         self.declaration_order = {c.check_id: i for i, c in enumerate(checks)}
-        for c in checks:
-            if isinstance(c, IntegrityCheckMixin):
-                c.inject_reference_datasets(reference_datasets)
+        self.inject_reference_datasets(reference_datasets)
         self.regimes = RegimeTable(checks, profiles if event_time else (), self.fail_levels)
         self.n_words = max(1, -(-self._n_flags // BITS_PER_WORD))
+        # Columns are unresolved expressions, valid for any DataFrame with the same schema: a plan kept
+        # across micro-batches (the gate's) builds them once instead of through py4j on every batch.
+        self._built: dict[Hashable, Any] = {}
+
+    def memo(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        """``build()``, computed on the first call for ``key`` and reused afterwards."""
+        if key not in self._built:
+            self._built[key] = build()
+        return self._built[key]
+
+    def inject_reference_datasets(self, reference_datasets: Mapping[str, DataFrame] | None) -> None:
+        """Give the integrity checks this batch's reference data (they join it per batch, nothing is cached)."""
+        for c in [*self.row_checks, *self.aggregate_checks]:
+            if isinstance(c, IntegrityCheckMixin):
+                c.inject_reference_datasets(reference_datasets)
 
     # -- row phase -------------------------------------------------------------------------------------------
 
@@ -195,34 +208,57 @@ class ValidationPlan:
 
         Checks that only provide a condition are added in ONE projection (analysis cost stays linear in the
         number of checks); checks that transform the frame (joins, windows) go through their ``validate``.
+        The condition-only flags are built once per input schema and reused for every later batch.
         """
-        self._check_columns(df)
+        key = _schema_key(df)
+        self.memo(("columns-checked", key), lambda: self._check_columns(df))
+        conditions, transforming = self.memo(("conditions", key), lambda: self._conditions(df))
         out = df
         if self.regimes.split:
-            out = out.withColumn(REGIME_COLUMN, self.regimes.ordinal_column(self.event_time, self.timezone))
-        guard = F.col(self.malformed_column).isNotNull() if self.malformed_column else None
-        offset = 1 if guard is not None else 0
-        flags: dict[str, Column] = {flag_column(0): guard} if guard is not None else {}
-        staged: list[str] = []
-        for j, check in enumerate(self.row_checks):
-            i = j + offset
-            enabled = self.regimes.membership(
-                {r for r, v in self._flag_verdicts(i).items() if v.kind != "off"}
+            out = out.withColumn(
+                REGIME_COLUMN,
+                self.memo("regime", lambda: self.regimes.ordinal_column(self.event_time, self.timezone)),
             )
-            if enabled is False:
-                flags[flag_column(i)] = F.lit(False)
-                continue
-            out, cond = self._condition(check, out, i)
-            if cond is None:
-                staged.append(f"__dq_raw{i}")
-                cond = F.col(f"__dq_raw{i}")
-            if guard is not None:
-                cond = cond & ~guard
-            if enabled is not True:
-                cond = cond & enabled
-            flags[flag_column(i)] = cond
+        flags = dict(conditions)
+        staged: list[str] = []
+        for i in transforming:
+            out = self._validated(self.row_checks[i - self._offset], out, i)
+            staged.append(f"__dq_raw{i}")
+            flags[flag_column(i)] = self._guarded(F.col(f"__dq_raw{i}"), i)
+        if transforming:  # keep the flags in index order (the bitmask reads them by name, order is cosmetic)
+            flags = {flag_column(i): flags[flag_column(i)] for i in range(self._n_flags)}
         out = self._with_flags(out, flags) if flags else out
         return out.drop(*staged) if staged else out
+
+    @property
+    def _offset(self) -> int:
+        return 1 if self.malformed_column else 0
+
+    def _conditions(self, df: DataFrame) -> tuple[dict[str, Column], list[int]]:
+        """Flag columns of the condition-only checks, and the flag indices of checks that need ``validate``."""
+        flags: dict[str, Column] = {}
+        if self.malformed_column:
+            flags[flag_column(0)] = F.col(self.malformed_column).isNotNull()
+        transforming: list[int] = []
+        for j, check in enumerate(self.row_checks):
+            i = j + self._offset
+            if self._enabled(i) is False:
+                flags[flag_column(i)] = F.lit(False)
+            elif type(check).validate is not BaseRowCheck.validate:
+                transforming.append(i)
+            else:
+                flags[flag_column(i)] = self._guarded(self._condition(check, df), i)
+        return flags, transforming
+
+    def _enabled(self, i: int) -> Column | bool:
+        return self.regimes.membership({r for r, v in self._flag_verdicts(i).items() if v.kind != "off"})
+
+    def _guarded(self, cond: Column, i: int) -> Column:
+        """``cond`` masked by the malformed-record guard and restricted to the regimes the check is on in."""
+        if self.malformed_column:
+            cond = cond & F.col(self.malformed_column).isNull()
+        enabled = self._enabled(i)
+        return cond if enabled is True else cond & enabled  # type: ignore[operator]
 
     def _with_flags(self, df: DataFrame, flags: dict[str, Column]) -> DataFrame:
         """Add every flag in one projection; if Spark refuses it, name the check whose condition is wrong."""
@@ -240,12 +276,20 @@ class ValidationPlan:
             raise CheckEvaluationError("?", f"cannot build the row checks: {exc}") from exc
 
     @staticmethod
-    def _condition(check: BaseRowCheck, df: DataFrame, i: int) -> tuple[DataFrame, Column | None]:
-        """The check's never-NULL failure condition, or None after adding it as ``__dq_raw{i}`` via validate."""
+    def _condition(check: BaseRowCheck, df: DataFrame) -> Column:
+        """The check's never-NULL failure condition."""
         try:
-            if type(check).validate is BaseRowCheck.validate:
-                return df, F.coalesce(check.failure_condition(df), F.lit(False))
-            return check.validate(df, column=f"__dq_raw{i}"), None
+            return F.coalesce(check.failure_condition(df), F.lit(False))
+        except MissingReferenceDatasetError:
+            raise
+        except Exception as exc:
+            raise CheckEvaluationError(check.check_id, f"cannot build its condition: {exc}") from exc
+
+    @staticmethod
+    def _validated(check: BaseRowCheck, df: DataFrame, i: int) -> DataFrame:
+        """``df`` with the check's verdict as ``__dq_raw{i}``, from its own ``validate`` (joins, windows)."""
+        try:
+            return check.validate(df, column=f"__dq_raw{i}")
         except MissingReferenceDatasetError:
             raise
         except Exception as exc:
@@ -281,8 +325,23 @@ class ValidationPlan:
             terms.append(F.col(flag_column(i)) if where is True else F.col(flag_column(i)) & where)
         return reduce(lambda a, b: a | b, terms) if terms else F.lit(False)
 
+    def collected_columns(self, input_columns: Sequence[str]) -> list[Column]:
+        """What the gate collects of an annotated batch: the input columns, the bitmask words, the regime."""
+
+        def build() -> list[Column]:
+            cols = [F.col(f"`{c}`") for c in input_columns]
+            cols += self.bits_columns()
+            if self.regimes.split:
+                cols.append(F.col(REGIME_COLUMN))
+            return cols
+
+        return list(self.memo(("collected", tuple(input_columns)), build))
+
     def bits_columns(self) -> list[Column]:
         """Compact per-row record of fired flags: bit ``i % 62`` of word ``i // 62`` is flag ``i``."""
+        return list(self.memo("bits", self._bits_columns))
+
+    def _bits_columns(self) -> list[Column]:
         words = []
         for w in range(self.n_words):
             idx = range(w * BITS_PER_WORD, min(self._n_flags, (w + 1) * BITS_PER_WORD))
@@ -331,6 +390,9 @@ class ValidationPlan:
                 :func:`streaming_dq.engine.arrow.row_counts`): Spark's observed metrics are evaluated outside
                 whole-stage code generation, so every aggregate spared there is per-row work saved.
         """
+        return list(self.memo(("aggregates", row_counts), lambda: self._aggregate_columns(row_counts)))
+
+    def _aggregate_columns(self, row_counts: bool) -> list[Column]:
         cols: list[Column] = []
         if row_counts:
             cols += self._row_count_columns()
@@ -520,6 +582,11 @@ def _with_group(result: AggregateCheckResult, group: Any) -> AggregateCheckResul
 
 def _ordinals_of(key: int) -> list[int]:
     return [i for i in range(key.bit_length()) if key >> i & 1]
+
+
+def _schema_key(df: DataFrame) -> str:
+    """What a cached Column depends on: the input's schema (names, types, nesting)."""
+    return df.schema.json()
 
 
 def _referenced_columns(check: BaseCheck) -> list[str]:

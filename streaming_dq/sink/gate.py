@@ -181,6 +181,9 @@ class QualityGate:
         else:
             self.writer_name = _choice(writer, get_args(WriterName), "targets.writer")
         self._tables_ready = False
+        # The plan (and the ~100s of Spark Columns it builds) is kept across batches while the input schema
+        # stays the same: rebuilding it through py4j was a fixed cost per batch that grew with the checks.
+        self._plan_cache: tuple[tuple[str, str | None], ValidationPlan] | None = None
         if self.profiles and not event_time:
             logger.warning("gate %r: profiles are ignored without an event-time column", name)
         self.tracker: MetricsTracker | None = None
@@ -400,15 +403,17 @@ class QualityGate:
     def _route_validated(
         self, df: DataFrame, ctx: BatchContext, table_schema: pa.Schema, malformed: str | None, *, merge: bool
     ) -> RoutedBatch:
+        plan = self._plan(df, malformed)
+        tracker = self.tracker
         routed = route_validated(
-            self._plan(df, malformed),
+            plan,
             df,
             ctx,
             table_schema,
             malformed,
             event_time=self.event_time,
             merge=merge,
-            extra_columns=self.tracker.extra_columns() if self.tracker is not None else None,
+            extra_columns=plan.memo("window-inputs", tracker.extra_columns) if tracker is not None else None,
         )
         if routed.breached and self.on_aggregate_failure == "stop":
             levels = {s.value for s in self.fail_levels}
@@ -431,15 +436,23 @@ class QualityGate:
                 f"event-time column {self.event_time!r} is not in the batch (columns: {', '.join(df.columns)})",
                 field_path="gate.event-time",
             )
-        return ValidationPlan(
+        references = self._references.resolve(df.sparkSession)
+        key = (df.schema.json(), malformed)
+        if self._plan_cache is not None and self._plan_cache[0] == key:
+            plan = self._plan_cache[1]
+            plan.inject_reference_datasets(references)
+            return plan
+        plan = ValidationPlan(
             self.check_set,
             fail_levels=self.fail_levels,
             profiles=self.profiles,
             event_time=self.event_time,
             timezone=self.timezone,
-            reference_datasets=self._references.resolve(df.sparkSession),
+            reference_datasets=references,
             malformed_column=malformed,
         )
+        self._plan_cache = (key, plan)
+        return plan
 
     def _commit(
         self,

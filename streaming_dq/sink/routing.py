@@ -56,7 +56,10 @@ def route_validated(
         merge: Keep the batch's extra columns (schema-drift ``merge``).
         extra_columns: Per-row inputs of window-scoped checks, collected by the same job.
     """
-    validation = validate(plan, df, event_time_aggregates(event_time, malformed), extra_columns)
+    aggregates = plan.memo(
+        ("event-time", event_time, malformed), lambda: event_time_aggregates(event_time, malformed)
+    )
+    validation = validate(plan, df, aggregates, extra_columns)
     dropped = [malformed] if malformed else []
     quarantined = validation.quarantined
     extras = validation.extras

@@ -1,12 +1,17 @@
-"""The gate's cost: at most 3 Spark jobs per non-empty batch, the same for 1 check as for 20."""
+"""The gate's cost: at most 3 Spark jobs per non-empty batch, the same for 1 check as for 20; Columns built once."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from test_gate_support import land, make_gate, row, stream
+from pyspark.sql import functions as F
+from test_gate_support import BASE_CHECKS, SCHEMA, ids, land, make_gate, row, stream
+
+from streaming_dq.config.check_set import CheckSet
+from streaming_dq.core.base_check import BaseRowCheck
 
 pytestmark = pytest.mark.spark
 
@@ -61,3 +66,30 @@ def test_at_most_three_jobs_per_batch_whatever_the_number_of_checks(spark, tmp_p
 
     assert all(1 <= n <= 3 for n in one + twenty), (one, twenty)
     assert twenty == one
+
+
+def test_the_checks_columns_are_built_once_per_input_schema_not_per_batch(spark, tmp_path):
+    """Rebuilding every check's Columns through py4j was a per-batch driver cost growing with the checks."""
+    checks = CheckSet.from_dicts(BASE_CHECKS)
+    built: Counter[str] = Counter()
+    for check in checks:
+        if isinstance(check, BaseRowCheck):
+            original = check.failure_condition
+
+            def counted(df: Any, _original: Any = original, _id: str = check.check_id) -> Any:
+                built[_id] += 1
+                return _original(df)
+
+            check.failure_condition = counted  # type: ignore[method-assign]
+    gate = make_gate(tmp_path, checks)
+    batch = [(1, 1.0, None, "a"), (2, None, None, "b"), (3, 3.0, None, None)]
+
+    for batch_id in range(3):
+        gate(spark.createDataFrame(batch, SCHEMA), batch_id)
+    assert built == Counter({"id-present": 1, "amount-present": 1, "note-present": 1})
+
+    wider = spark.createDataFrame(batch, SCHEMA).withColumn("coupon", F.lit("x"))  # merged: a new schema
+    gate(wider, 3)
+    assert built == Counter({"id-present": 2, "amount-present": 2, "note-present": 2})
+    assert Counter(ids(tmp_path / "pass")) == Counter([1, 3] * 4)  # the verdicts are those of a fresh plan
+    assert Counter(ids(tmp_path / "quarantine")) == Counter([2] * 4)
