@@ -82,7 +82,7 @@ class FreshnessCheck(MetricDetails, ObservableAggregateCheck):
 
     def state_specs(self) -> dict[str, StateSpec]:
         epoch = F.unix_micros(col(self.column).try_cast("timestamp")) / F.lit(1_000_000.0)
-        return {"newest": StateSpec("max", epoch)}
+        return {"newest": StateSpec("max", epoch, key=f"epoch-seconds:{self.column}")}
 
     def metric_value(self, states: Mapping[str, Any]) -> float | None:
         newest = states["newest"].extreme

@@ -110,7 +110,7 @@ class MeanCheck(_MetricCheck):
     label: ClassVar[str] = "Mean"
 
     def state_specs(self) -> dict[str, StateSpec]:
-        return {"moments": StateSpec("moments", col(self.column))}
+        return {"moments": StateSpec("moments", col(self.column), key=f"value:{self.column}")}
 
     def metric_value(self, states: Mapping[str, Any]) -> float | None:
         moments = states["moments"]
@@ -126,7 +126,7 @@ class StddevCheck(_MetricCheck):
     label: ClassVar[str] = "Standard deviation"
 
     def state_specs(self) -> dict[str, StateSpec]:
-        return {"moments": StateSpec("moments", col(self.column))}
+        return {"moments": StateSpec("moments", col(self.column), key=f"value:{self.column}")}
 
     def metric_value(self, states: Mapping[str, Any]) -> float | None:
         value: float | None = states["moments"].stddev_samp
@@ -142,7 +142,7 @@ class SumCheck(_MetricCheck):
     label: ClassVar[str] = "Sum"
 
     def state_specs(self) -> dict[str, StateSpec]:
-        return {"sum": StateSpec("sum", col(self.column))}
+        return {"sum": StateSpec("sum", col(self.column), key=f"value:{self.column}")}
 
     def metric_value(self, states: Mapping[str, Any]) -> float | None:
         return float(states["sum"].total)
@@ -157,7 +157,7 @@ class MinCheck(_MetricCheck):
     label: ClassVar[str] = "Minimum"
 
     def state_specs(self) -> dict[str, StateSpec]:
-        return {"min": StateSpec("min", col(self.column))}
+        return {"min": StateSpec("min", col(self.column), key=f"value:{self.column}")}
 
     def metric_value(self, states: Mapping[str, Any]) -> float | None:
         value: float | None = states["min"].extreme
@@ -173,7 +173,7 @@ class MaxCheck(_MetricCheck):
     label: ClassVar[str] = "Maximum"
 
     def state_specs(self) -> dict[str, StateSpec]:
-        return {"max": StateSpec("max", col(self.column))}
+        return {"max": StateSpec("max", col(self.column), key=f"value:{self.column}")}
 
     def metric_value(self, states: Mapping[str, Any]) -> float | None:
         value: float | None = states["max"].extreme
@@ -189,7 +189,7 @@ class NullCountCheck(_MetricCheck):
     label: ClassVar[str] = "NULL count"
 
     def state_specs(self) -> dict[str, StateSpec]:
-        return {"nulls": StateSpec("count", col(self.column).isNull())}
+        return {"nulls": StateSpec("count", col(self.column).isNull(), key=f"null:{self.column}")}
 
     def metric_value(self, states: Mapping[str, Any]) -> float | None:
         return float(states["nulls"].n)
@@ -207,7 +207,7 @@ class DistinctCountCheck(_MetricCheck):
     label: ClassVar[str] = "Distinct count (approx.)"
 
     def state_specs(self) -> dict[str, StateSpec]:
-        return {"hll": StateSpec("hll", col(self.column).cast("string"))}
+        return {"hll": StateSpec("hll", col(self.column).cast("string"), key=f"string:{self.column}")}
 
     def metric_value(self, states: Mapping[str, Any]) -> float | None:
         value: float | None = states["hll"].value

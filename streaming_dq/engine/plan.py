@@ -167,6 +167,8 @@ class ValidationPlan:
         # Columns are unresolved expressions, valid for any DataFrame with the same schema: a plan kept
         # across micro-batches (the gate's) builds them once instead of through py4j on every batch.
         self._built: dict[Hashable, Any] = {}
+        #: State alias prefix -> the prefix of an identical state computed for an earlier check.
+        self._shared: dict[str, str] = {}
 
     def memo(self, key: Hashable, build: Callable[[], Any]) -> Any:
         """``build()``, computed on the first call for ``key`` and reused afterwards."""
@@ -396,16 +398,39 @@ class ValidationPlan:
         cols: list[Column] = []
         if row_counts:
             cols += self._row_count_columns()
+        computed: dict[tuple[Any, ...], str] = {}  # state identity + regimes -> the alias that computes it
         for k, check in enumerate(self.observable_checks()):
             for g, group in enumerate(self.regimes.groups(check)):
                 if group.verdict.kind == "off":
                     continue
                 where = self._regime_in(group.ordinals)
                 for sname, spec in check.state_specs().items():
+                    prefix = f"__a{k}_{g}__{sname}"
+                    identity = spec.identity
+                    shared_key = (*identity, frozenset(group.ordinals)) if identity is not None else None
+                    if shared_key is not None and shared_key in computed:
+                        self._shared[prefix] = computed[shared_key]
+                        continue
+                    if shared_key is not None:
+                        computed[shared_key] = prefix
                     aggs = spec.aggregations(None if where is True else where)  # type: ignore[arg-type]
                     for comp, col in aggs.items():
-                        cols.append(col.alias(f"__a{k}_{g}__{sname}.{comp}"))
+                        cols.append(col.alias(f"{prefix}.{comp}"))
         return cols
+
+    def _with_shared(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """``values`` plus, for every state shared with an earlier check, that check's resolved components."""
+        out = dict(values)
+        if not self._shared:
+            return out
+        sharers: dict[str, list[str]] = {}
+        for alias, source in self._shared.items():
+            sharers.setdefault(source, []).append(alias)
+        for key, value in values.items():
+            prefix, dot, comp = key.partition(".")
+            for alias in sharers.get(prefix, ()) if dot else ():
+                out[f"{alias}.{comp}"] = value
+        return out
 
     def _row_count_columns(self) -> list[Column]:
         cols: list[Column] = []
@@ -432,6 +457,7 @@ class ValidationPlan:
 
     def decide(self, values: Mapping[str, Any], df: DataFrame | None = None) -> PlanOutcome:
         """Turn resolved aggregate values into verdicts; runs classic aggregate checks on ``df`` if any."""
+        values = self._with_shared(values)
         ordinals = self.regimes.ordinals
         rows = {r: int(values.get(f"__n_{r}") or 0) for r in ordinals}
         present = {r for r, n in rows.items() if n > 0}

@@ -34,10 +34,21 @@ class StateSpec:
         kind: The state kind.
         expr: For ``count``: a boolean predicate (None counts every row). For the others: the value expression
             (numeric; timestamps should be converted to epoch seconds by the check).
+        key: What ``expr`` computes, in words that identify it (``"null:amount"``, ``"value:amount"``): two
+            specs of the same kind and key are computed once in a batch's pass and shared by their checks.
+            None (with an ``expr``) shares nothing; a Column cannot be compared safely before analysis.
     """
 
     kind: StateKind
     expr: Column | None = None
+    key: str | None = None
+
+    @property
+    def identity(self) -> tuple[str, str] | None:
+        """``(kind, key)`` when the state can be shared between checks, else None."""
+        if self.expr is None:
+            return (self.kind, "*")
+        return (self.kind, self.key) if self.key is not None else None
 
     def aggregations(self, where: Column | None = None) -> dict[str, Column]:
         """Aggregate columns that compute this state, optionally only over rows where ``where`` holds."""

@@ -189,3 +189,44 @@ def test_every_row_lands_in_exactly_one_view(spark, rows) -> None:  # type: igno
     assert (s.passed_records, s.failed_records) == (passed, failed)
     expected_failed = len(rows) if len(rows) > 30 else sum(1 for r in rows if r[0] is None)
     assert failed == expected_failed
+
+
+def test_checks_asking_for_the_same_state_share_one_aggregate(spark) -> None:  # type: ignore[no-untyped-def]
+    """Five volume checks need one row count; three checks on ``amount`` need one set of moments."""
+    from streaming_dq.engine.plan import ValidationPlan
+
+    raws = [
+        {"check": "row-count-min-check", "check-id": f"at-least-{n}", "min-count": n} for n in (1, 3, 4, 5, 9)
+    ]
+    raws += [
+        {"check": "mean-check", "check-id": f"mean-{t}", "column": "amount", "ge": t} for t in (1, 6, 100)
+    ]
+    raws += [
+        {"check": "stddev-check", "check-id": "spread", "column": "amount", "le": 3.0},
+        {
+            "check": "completeness-ratio-check",
+            "check-id": "amount-complete",
+            "column": "amount",
+            "min-ratio": 0.8,
+        },
+        {"check": "null-count-check", "check-id": "amount-nulls", "column": "amount", "le": 0},
+    ]
+    plan = ValidationPlan(CheckSet.from_dicts(raws))
+    # rows (count, shared by the volume checks and the completeness check), moments of amount (n, mean, m2:
+    # shared by the mean and stddev checks), amount not NULL (count), amount NULL (count)
+    assert len(plan.aggregate_columns(row_counts=False)) == 6
+
+    df = spark.createDataFrame(ROWS, SCHEMA)
+    together = BatchDQEngine(CheckSet.from_dicts(raws)).run_batch(df).aggregate_results
+    alone = [BatchDQEngine(CheckSet.from_dicts([raw])).run_batch(df).aggregate_results[0] for raw in raws]
+    assert [(r.check_id, r.status, r.result) for r in together] == [
+        (r.check_id, r.status, r.result) for r in alone
+    ]
+    assert {r.check_id for r in together if r.status == "failed"} == {
+        "at-least-5",
+        "at-least-9",  # 4 rows
+        "mean-100",  # mean 6.0 (NULL left out): mean-1 and mean-6 pass
+        "spread",  # sample standard deviation of 10, 5, 3: 3.6
+        "amount-complete",
+        "amount-nulls",
+    }
