@@ -42,7 +42,10 @@ class CompletenessRatioCheck(MetricDetails, ObservableAggregateCheck):
         self.min_ratio = min_ratio
 
     def state_specs(self) -> dict[str, StateSpec]:
-        return {"rows": StateSpec("count"), "present": StateSpec("count", col(self.column).isNotNull(), key=f"not-null:{self.column}")}
+        return {
+            "rows": StateSpec("count"),
+            "present": StateSpec("count", col(self.column).isNotNull(), key=f"not-null:{self.column}"),
+        }
 
     def metric_value(self, states: Mapping[str, Any]) -> float | None:
         rows, present = states["rows"].n, states["present"].n
@@ -78,7 +81,10 @@ class ColumnsAreCompleteCheck(MetricDetails, ObservableAggregateCheck):
         self.columns = list(columns)
 
     def state_specs(self) -> dict[str, StateSpec]:
-        return {f"nulls{i}": StateSpec("count", col(c).isNull(), key=f"null:{c}") for i, c in enumerate(self.columns)}
+        return {
+            f"nulls{i}": StateSpec("count", col(c).isNull(), key=f"null:{c}")
+            for i, c in enumerate(self.columns)
+        }
 
     def metric_value(self, states: Mapping[str, Any]) -> float | None:
         return float(sum(states[f"nulls{i}"].n for i in range(len(self.columns))))
