@@ -328,34 +328,49 @@ class ValidationPlan:
         return reduce(lambda a, b: a | b, terms) if terms else F.lit(False)
 
     def collected_columns(self, input_columns: Sequence[str]) -> list[Column]:
-        """What the gate collects of an annotated batch: the input columns, the bitmask words, the regime."""
+        """What the gate collects of :meth:`annotate`'s output: the input columns, the flags, the regime."""
 
         def build() -> list[Column]:
             cols = [F.col(f"`{c}`") for c in input_columns]
-            cols += self.bits_columns()
+            cols += [F.col(flag_column(i)) for i in range(self._n_flags)]
             if self.regimes.split:
                 cols.append(F.col(REGIME_COLUMN))
             return cols
 
         return list(self.memo(("collected", tuple(input_columns)), build))
 
-    def bits_columns(self) -> list[Column]:
-        """Compact per-row record of fired flags: bit ``i % 62`` of word ``i // 62`` is flag ``i``."""
-        return list(self.memo("bits", self._bits_columns))
+    def inlinable(self, df: DataFrame) -> bool:
+        """Whether every row check of ``df`` is a plain condition (no join or window needs its ``validate``).
 
-    def _bits_columns(self) -> list[Column]:
-        words = []
-        for w in range(self.n_words):
-            idx = range(w * BITS_PER_WORD, min(self._n_flags, (w + 1) * BITS_PER_WORD))
-            terms = [
-                F.when(F.col(flag_column(i)), F.lit(1 << (i % BITS_PER_WORD)).cast("long")).otherwise(
-                    F.lit(0).cast("long")
-                )
-                for i in idx
-            ]
-            expr = reduce(lambda a, b: a.bitwiseOR(b), terms) if terms else F.lit(0).cast("long")
-            words.append(expr.alias(bits_column(w)))
-        return words
+        Raises:
+            CheckEvaluationError: A check names a column ``df`` lacks.
+        """
+        key = _schema_key(df)
+        self.memo(("columns-checked", key), lambda: self._check_columns(df))
+        return not self.memo(("conditions", key), lambda: self._conditions(df))[1]
+
+    def with_regime(self, df: DataFrame) -> DataFrame:
+        """``df`` plus the regime ordinal column when profiles split the batch (else ``df`` itself)."""
+        if not self.regimes.split:
+            return df
+        regime = self.memo("regime", lambda: self.regimes.ordinal_column(self.event_time, self.timezone))
+        return df.withColumn(REGIME_COLUMN, regime)
+
+    def inline_columns(self, df: DataFrame) -> list[Column]:
+        """For :meth:`with_regime`'s output: the input columns, each check's flag computed from its condition
+        in this one projection, and the regime. Only when :meth:`inlinable`.
+        """
+        key = _schema_key(df)
+
+        def build() -> list[Column]:
+            conditions = self.memo(("conditions", key), lambda: self._conditions(df))[0]
+            cols = [F.col(f"`{c}`") for c in df.columns]
+            cols += [conditions[flag_column(i)].alias(flag_column(i)) for i in range(self._n_flags)]
+            if self.regimes.split:
+                cols.append(F.col(REGIME_COLUMN))
+            return cols
+
+        return list(self.memo(("inline", key), build))
 
     def error_structs(self) -> list[Column]:
         """``_dq_errors`` entries of row checks: a struct when the flag fired, else NULL (filtered later)."""

@@ -125,3 +125,35 @@ def test_empty_batch_commits_the_txn_markers_and_counts_nothing(spark, tmp_path)
     assert [r["status"] for r in table(tmp_path / "results").to_pylist() if r["check_id"] == "not-empty"] == [
         "failed"
     ]
+
+
+def test_more_checks_than_one_bitmask_word_keep_every_verdict_apart(spark, tmp_path):
+    """130 row checks span three 62-bit words; row i fails exactly check i, whichever word holds its bit."""
+    from streaming_dq.config.check_set import CheckSet
+
+    checks = CheckSet.from_dicts(
+        [
+            {"check": "expression-check", "check-id": f"not-{i}", "expression": f"id <> {i}"}
+            for i in range(130)
+        ]
+    )
+    gate = make_gate(tmp_path, checks)
+    df = spark.createDataFrame(
+        [(i, 1.0, None, "n") for i in range(140)], "id BIGINT, amount DOUBLE, ts TIMESTAMP, note STRING"
+    )
+
+    gate(df, 0)
+
+    assert sorted(ids(tmp_path / "pass")) == list(range(130, 140))
+    quarantined = table(tmp_path / "quarantine")
+    errors = {
+        rid: [e["check-id"] for e in errs]
+        for rid, errs in zip(
+            quarantined.column("id").to_pylist(), quarantined.column("_dq_errors").to_pylist(), strict=True
+        )
+    }
+    assert errors == {i: [f"not-{i}"] for i in range(130)}
+    results = table(tmp_path / "results").to_pylist()
+    assert {r["check_id"]: r["violations"] for r in results if r["check_id"].startswith("not-")} == {
+        f"not-{i}": 1 for i in range(130)
+    }
