@@ -54,10 +54,13 @@ class BoundCheck(BaseRowCheck):
         terms = []
         for name in self.columns:
             raw = col(name)
-            value = raw if self.read_as is None else raw.try_cast(self.read_as)
+            if self.read_as is None:
+                terms.append(F.when(raw.isNull(), F.lit(self.treat_null_as_failure)).otherwise(self.outside(raw)))
+                continue
+            value = raw.try_cast(self.read_as)
             terms.append(
                 F.when(raw.isNull(), F.lit(self.treat_null_as_failure))
-                .when(value.isNull(), F.lit(True))
+                .when(value.isNull(), F.lit(True))  # present but unreadable as the family's type
                 .otherwise(self.outside(value))
             )
         return reduce(lambda a, b: a | b, terms)
