@@ -192,9 +192,9 @@ def split(
     warned = int(pc.sum(pc.and_(passed_mask, warn)).as_py() or 0)
     inputs = table.select(input_columns)
     passed = inputs.filter(passed_mask)
-    failed_idx = pc.indices_nonzero(fail)
-    quarantined = inputs.take(failed_idx)
-    errors = _errors(plan, table.take(failed_idx), outcome)
+    quarantined = inputs.filter(fail)  # filter works chunk by chunk; take() on a chunked table is slower
+    keys = [bits_column(w) for w in range(plan.n_words)] + ([REGIME_COLUMN] if plan.regimes.split else [])
+    errors = _errors(plan, table.select(keys).filter(fail), outcome)
     quarantined = quarantined.append_column(pa.field("_dq_errors", ERROR_TYPE), errors)
     xcols = [c for c in table.column_names if c.startswith("__xc_")]
     extra_table = table.select(xcols).rename_columns([c[len("__xc_") :] for c in xcols])
@@ -237,28 +237,37 @@ def _in_regimes(regime: pa.ChunkedArray | None, ordinals: set[int], n: int) -> A
 
 
 def _errors(plan: ValidationPlan, failed: pa.Table, outcome: PlanOutcome) -> pa.Array:
-    """``_dq_errors`` for the quarantined rows, built once per distinct (bits, regime) combination."""
+    """``_dq_errors`` for the quarantined rows, built once per distinct (bits, regime) combination.
+
+    With one bitmask word and no regime split (the usual case) the rows are mapped to the distinct words
+    in Arrow and the lists taken from those few entries; otherwise each row's key is looked up in Python.
+    """
     flags = plan.flag_checks
     verdicts = [plan._flag_verdicts(i) for i in range(len(flags))]
-    words = [failed.column(bits_column(w)).to_pylist() for w in range(plan.n_words)]
+
+    def entry(key: tuple[int, ...]) -> list[dict[str, str]]:
+        r = key[0]
+        out = []
+        for i, (name, check_id, _sev) in enumerate(flags):
+            if key[1 + i // BITS_PER_WORD] >> (i % BITS_PER_WORD) & 1:
+                out.append({"check": name, "check-id": check_id, "severity": verdicts[i][r].severity.value})
+        return out + [
+            {"check": c, "check-id": cid, "severity": s} for c, cid, s in outcome.agg_errors.get(r, [])
+        ]
+
+    if plan.n_words == 1 and not plan.regimes.split:
+        words = failed.column(bits_column(0))
+        distinct = pc.unique(words)
+        entries = pa.array([entry((0, w)) for w in distinct.to_pylist()], ERROR_TYPE)
+        return pc.take(entries, pc.index_in(words, value_set=distinct)).combine_chunks()
+    columns = [failed.column(bits_column(w)).to_pylist() for w in range(plan.n_words)]
     regimes = failed.column(REGIME_COLUMN).to_pylist() if plan.regimes.split else [0] * failed.num_rows
-    cache: dict[tuple[Any, ...], list[dict[str, str]]] = {}
-    out: list[list[dict[str, str]]] = []
+    cache: dict[tuple[int, ...], list[dict[str, str]]] = {}
+    rows: list[list[dict[str, str]]] = []
     for row in range(failed.num_rows):
-        key = (regimes[row], *(w[row] for w in words))
-        entry = cache.get(key)
-        if entry is None:
-            r = key[0]
-            entry = []
-            for i, (name, check_id, _sev) in enumerate(flags):
-                word = key[1 + i // BITS_PER_WORD]
-                if word >> (i % BITS_PER_WORD) & 1:
-                    entry.append(
-                        {"check": name, "check-id": check_id, "severity": verdicts[i][r].severity.value}
-                    )
-            entry += [
-                {"check": c, "check-id": cid, "severity": s} for c, cid, s in outcome.agg_errors.get(r, [])
-            ]
-            cache[key] = entry
-        out.append(entry)
-    return pa.array(out, ERROR_TYPE)
+        key = (regimes[row], *(c[row] for c in columns))
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = entry(key)
+        rows.append(found)
+    return pa.array(rows, ERROR_TYPE)
