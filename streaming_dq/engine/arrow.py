@@ -226,13 +226,13 @@ def _any_bits(
         hit = pc.not_equal(pc.bit_wise_and(bits, mask), 0)
         result = hit if result is None else pc.or_(result, hit)
     if result is None:
-        return pa.chunked_array([pa.array([False] * table.num_rows, pa.bool_())])
+        return pa.chunked_array([pa.repeat(pa.scalar(False, pa.bool_()), table.num_rows)])
     return result
 
 
 def _in_regimes(regime: pa.ChunkedArray | None, ordinals: set[int], n: int) -> Any:
     if regime is None:
-        return pa.chunked_array([pa.array([0 in ordinals] * n, pa.bool_())])
+        return pa.chunked_array([pa.repeat(pa.scalar(0 in ordinals, pa.bool_()), n)])
     return pc.is_in(regime, value_set=pa.array(sorted(ordinals), pa.int32()))
 
 
