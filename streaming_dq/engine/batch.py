@@ -45,6 +45,8 @@ class BatchDQEngine:
         self.profiles = list(profiles)
         self.event_time = event_time
         self.timezone = timezone
+        # One plan per input schema, kept across run_batch calls: its Spark Columns are built once.
+        self._plans: dict[str, ValidationPlan] = {}
 
     def plan(
         self,
@@ -76,7 +78,7 @@ class BatchDQEngine:
             CheckEvaluationError: a check refers to a column the data does not have.
             MissingReferenceDatasetError: an integrity check's reference dataset was not supplied.
         """
-        plan = self.plan(reference_datasets)
+        plan = self._plan_for(df, reference_datasets)
         timestamp = datetime.now(UTC)
         input_columns = list(df.columns)
         annotated = plan.annotate(df)
@@ -99,6 +101,15 @@ class BatchDQEngine:
         if raise_on_critical and any(st == "failed" and sev in plan.fail_levels for st, sev in verdicts):
             raise CriticalCheckFailedError(result.report())
         return result
+
+    def _plan_for(self, df: DataFrame, reference_datasets: Mapping[str, DataFrame] | None) -> ValidationPlan:
+        key = df.schema.json()
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self.plan(reference_datasets)
+        else:
+            plan.inject_reference_datasets(reference_datasets)
+        return plan
 
     @staticmethod
     def _annotate_verdicts(

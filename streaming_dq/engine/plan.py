@@ -312,11 +312,11 @@ class ValidationPlan:
 
     def row_fail_column(self) -> Column:
         """True when a fail-level row check fired for the row (under the row's regime)."""
-        return self._any_flag("fail")
+        return self.memo("row-fail", lambda: self._any_flag("fail"))  # type: ignore[no-any-return]
 
     def row_warn_column(self) -> Column:
         """True when a non-fail-level row check fired for the row."""
-        return self._any_flag("warn")
+        return self.memo("row-warn", lambda: self._any_flag("warn"))  # type: ignore[no-any-return]
 
     def _any_flag(self, kind: str) -> Column:
         terms: list[Column] = []
@@ -374,6 +374,9 @@ class ValidationPlan:
 
     def error_structs(self) -> list[Column]:
         """``_dq_errors`` entries of row checks: a struct when the flag fired, else NULL (filtered later)."""
+        return list(self.memo("error-structs", self._error_structs))
+
+    def _error_structs(self) -> list[Column]:
         out = []
         for i, (name, check_id, _) in enumerate(self.flag_checks):
             verdicts = self._flag_verdicts(i)

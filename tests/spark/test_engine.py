@@ -230,3 +230,30 @@ def test_checks_asking_for_the_same_state_share_one_aggregate(spark) -> None:  #
         "amount-complete",
         "amount-nulls",
     }
+
+
+def test_an_engine_builds_its_checks_columns_once_per_input_schema(spark) -> None:  # type: ignore[no-untyped-def]
+    cs = checks()
+    calls: list[str] = []
+    for check in cs:
+        original = check.failure_condition  # type: ignore[attr-defined]
+
+        def counted(df, _original=original, _id=check.check_id):  # type: ignore[no-untyped-def]
+            calls.append(_id)
+            return _original(df)
+
+        check.failure_condition = counted  # type: ignore[attr-defined]
+    engine = BatchDQEngine(cs)
+    df = spark.createDataFrame(ROWS, SCHEMA)
+
+    first = engine.run_batch(df).summary()
+    again = engine.run_batch(spark.createDataFrame(ROWS, SCHEMA)).summary()
+    assert sorted(calls) == ["id_present", "name_present"]
+    assert (
+        (again.failed_records, again.warning_records)
+        == (first.failed_records, first.warning_records)
+        == (1, 1)
+    )
+
+    engine.run_batch(df.withColumn("extra", df["id"]))  # another schema: built again
+    assert sorted(calls) == ["id_present", "id_present", "name_present", "name_present"]
