@@ -55,7 +55,9 @@ class BoundCheck(BaseRowCheck):
         for name in self.columns:
             raw = col(name)
             if self.read_as is None:
-                terms.append(F.when(raw.isNull(), F.lit(self.treat_null_as_failure)).otherwise(self.outside(raw)))
+                terms.append(
+                    F.when(raw.isNull(), F.lit(self.treat_null_as_failure)).otherwise(self.outside(raw))
+                )
                 continue
             value = raw.try_cast(self.read_as)
             terms.append(
