@@ -57,11 +57,12 @@ def collect(
 ) -> tuple[pa.Table, dict[str, Any], DataFrame]:
     """Run the batch ONCE: rows (input + bits [+ regime] + extras) to Arrow, all aggregates observed.
 
-    When every row check is a plain condition, the bitmask is computed from the conditions in the same
-    projection that selects the rows, and ``observe`` sits on top of it: the scan, the predicates and the
-    bitmask stay in one whole-stage-generated stage, and Spark's metric collection (which is not
-    code-generated) sees the rows once, just before they are sent to Arrow. Otherwise (a check joins or
-    windows the batch) the flags are added first by :meth:`ValidationPlan.annotate`.
+    When every row check is a plain condition, each check's boolean flag is computed in the same projection
+    that selects the rows, and ``observe`` sits on top of it: the scan and the predicates stay in one
+    code-generated stage, and Spark's metric collection (which is not code-generated) sees the rows once,
+    just before they are sent to Arrow. Otherwise (a check joins or windows the batch) the flags are added
+    first by :meth:`ValidationPlan.annotate`. The flags are packed into bitmask words in Arrow
+    (:func:`pack_bits`).
 
     Returns the Arrow table, the observed values, and the frame classic aggregate checks rescan.
     """
