@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
-from test_prometheus_server import PrometheusApi, free_port, prometheus_binary, wait_for, write_config
+from test_prometheus_server import running_prometheus, wait_for
 
 from streaming_dq import CheckSet, QualityGate
 from streaming_dq.exporter import CheckLabels, GateMetrics, serve_metrics
@@ -49,36 +48,23 @@ def test_a_real_gate_streams_and_prometheus_scrapes_its_counts(spark: Any, tmp_p
 
     directory = tmp_path / "prometheus"
     directory.mkdir()
-    port = free_port()
-    log = directory / "prometheus.log"
-    command = [
-        prometheus_binary(),
-        f"--config.file={write_config(directory, server.port)}",
-        f"--storage.tsdb.path={directory / 'data'}",
-        f"--web.listen-address=127.0.0.1:{port}",
-        "--log.level=warn",
-    ]
-    with log.open("wb") as output:
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
     try:
-        api = PrometheusApi(f"http://127.0.0.1:{port}", log)
-        wait_for(lambda: process.poll() is None and api.ready(), "Prometheus to become ready", log)
+        with running_prometheus(directory, server.port) as api:
+            log = directory / "prometheus.log"
 
-        def rows_by_outcome() -> dict[str, float] | None:
-            found = api.vector('streaming_dq_rows_total{gate="e2e"}')
-            by = {dict(k)["outcome"]: v for k, v in found.items()}
-            return by if by.get("quarantined") else None
+            def rows_by_outcome() -> dict[str, float] | None:
+                found = api.vector('streaming_dq_rows_total{gate="e2e"}')
+                by = {dict(k)["outcome"]: v for k, v in found.items()}
+                return by if by.get("quarantined") else None
 
-        by_outcome = wait_for(rows_by_outcome, "the gate's row counters in Prometheus", log)
-        # 12 records + 1 malformed line: ids 0, 4, 8 are NULL, the broken line is malformed.
-        assert by_outcome == {"passed": 9.0, "quarantined": 4.0, "warned": 0.0}
-        malformed = api.vector('streaming_dq_malformed_rows_total{gate="e2e"}')
-        assert list(malformed.values()) == [1.0]
-        committed = api.vector('streaming_dq_batches_total{gate="e2e",result="committed"}')
-        assert list(committed.values()) == [1.0]
-        up = api.vector('up{job="streaming_dq"}')
-        assert list(up.values()) == [1.0]
+            by_outcome = wait_for(rows_by_outcome, "the gate's row counters in Prometheus", log)
+            # 12 records + 1 malformed line: ids 0, 4, 8 are NULL, the broken line is malformed.
+            assert by_outcome == {"passed": 9.0, "quarantined": 4.0, "warned": 0.0}
+            malformed = api.vector('streaming_dq_malformed_rows_total{gate="e2e"}')
+            assert list(malformed.values()) == [1.0]
+            committed = api.vector('streaming_dq_batches_total{gate="e2e",result="committed"}')
+            assert list(committed.values()) == [1.0]
+            up = api.vector('up{job="streaming_dq"}')
+            assert list(up.values()) == [1.0]
     finally:
-        process.terminate()
-        process.wait(timeout=15)
         server.close()

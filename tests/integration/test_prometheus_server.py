@@ -7,6 +7,7 @@ a stream whose critical checks fail (with a copy of the rules whose ``for:`` dur
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -170,17 +171,14 @@ def gate_metrics() -> Iterator[tuple[GateMetrics, MetricsServer]]:
     server.close()
 
 
-@pytest.fixture(scope="module")
-def prometheus(
-    tmp_path_factory: pytest.TempPathFactory, gate_metrics: tuple[GateMetrics, MetricsServer]
-) -> Iterator[PrometheusApi]:
-    binary = prometheus_binary()
-    directory = tmp_path_factory.mktemp("prometheus")
+@contextlib.contextmanager
+def running_prometheus(directory: Path, metrics_port: int) -> Iterator[PrometheusApi]:
+    """A real Prometheus server on a free 127.0.0.1 port scraping ``metrics_port``; stopped on exit."""
     port = free_port()
     log = directory / "prometheus.log"
     command = [
-        binary,
-        f"--config.file={write_config(directory, gate_metrics[1].port)}",
+        prometheus_binary(),
+        f"--config.file={write_config(directory, metrics_port)}",
         f"--storage.tsdb.path={directory / 'data'}",
         f"--web.listen-address=127.0.0.1:{port}",
         "--log.level=warn",
@@ -198,6 +196,14 @@ def prometheus(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def prometheus(
+    tmp_path_factory: pytest.TempPathFactory, gate_metrics: tuple[GateMetrics, MetricsServer]
+) -> Iterator[PrometheusApi]:
+    with running_prometheus(tmp_path_factory.mktemp("prometheus"), gate_metrics[1].port) as api:
+        yield api
 
 
 def failing_batch(batch_id: int, now: datetime) -> BatchOutcome:
