@@ -3,16 +3,25 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed
+# JVM artifacts (delta-spark ...) fetched from Maven Central by `make jars`; the library finds them here.
+export STREAMING_DQ_JARS ?= $(CURDIR)/.jars
+JARS    = $(STREAMING_DQ_JARS)/delta/manifest.json
 
-.PHONY: demo test install lint typecheck promtool prometheus-bin bench bench-quick clean
+.PHONY: demo test install jars lint typecheck promtool prometheus-bin bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,cluster]'
 	@touch $(STAMP)
 
 install: $(STAMP)
+
+# delta-spark and what it needs beyond Spark's own JARs, with Maven (offline once ~/.m2 holds them).
+$(JARS): $(STAMP)
+	$(PY) -m streaming_dq.jvm fetch delta
+
+jars: $(JARS)
 
 # Debian's prometheus package ships both the server and promtool; the end-to-end tests need both.
 prometheus-bin:
@@ -37,15 +46,15 @@ promtool: prometheus-bin
 	  cd deploy/prometheus && promtool test rules alerts_test.yml; fi
 
 # pytest exits 5 when it collects no test: that is a failure here, not a pass.
-test: $(STAMP) prometheus-bin lint typecheck promtool
+test: $(STAMP) $(JARS) prometheus-bin lint typecheck promtool
 	$(PY) -m pytest -q -p no:cacheprovider tests; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
-bench: $(STAMP)
+bench: $(STAMP) $(JARS)
 	$(PY) -m benchmarks.run
 
-bench-quick: $(STAMP)
+bench-quick: $(STAMP) $(JARS)
 	$(PY) -m benchmarks.run --quick
 
 clean:
-	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .demo .jars .pytest_cache .mypy_cache .ruff_cache

@@ -119,3 +119,17 @@ class ExporterError(StreamingDQError, OSError):
         self.host = host
         self.port = port
         super().__init__(message)
+
+
+class JarFetchError(StreamingDQError, RuntimeError):
+    """Maven could not fetch a bundle of JVM artifacts (no ``mvn``, no network, an unknown artifact).
+
+    Attributes:
+        bundle_name: The bundle (``delta``, ``kafka`` ...).
+        reason: What Maven said.
+    """
+
+    def __init__(self, bundle_name: str, reason: str) -> None:
+        super().__init__(f"cannot fetch the {bundle_name} JARs: {reason}")
+        self.bundle_name = bundle_name
+        self.reason = reason

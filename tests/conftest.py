@@ -5,18 +5,35 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+REPO = Path(__file__).resolve().parents[1]
+
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+# `make test` fetches the delta-spark JARs here (make jars): every test session can write with Spark's Delta.
+os.environ.setdefault("STREAMING_DQ_JARS", str(REPO / ".jars"))
+
+
+def delta_conf() -> dict[str, str]:
+    """The conf that loads the fetched delta-spark JARs; a clear failure when `make jars` has not run."""
+    from streaming_dq.jvm import bundle_jars, jars_home, spark_conf
+
+    if bundle_jars("delta") is None:
+        raise RuntimeError(f"no delta-spark JARs in {jars_home()}: run `make jars` (make test does)")
+    return {**spark_conf(["delta"]), "spark.databricks.delta.snapshotPartitions": "2"}
 
 
 def build_spark_session():  # type: ignore[no-untyped-def]
     from pyspark.sql import SparkSession
 
+    builder = SparkSession.builder
+    for key, value in delta_conf().items():
+        builder = builder.config(key, value)
     return (
-        SparkSession.builder.master("local[2]")
+        builder.master("local[2]")
         .appName("streaming-dq-tests")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Run a streaming_dq gate job on a Spark cluster, writing with Spark's Delta writer (txnAppId/txnVersion).
 #
-# Not runnable on the machine this project is tested on: --packages resolves the Delta JARs from Maven
-# Central, which is unreachable there. See docs/deploy.md for what was and was not tested.
+# tests/integration/test_cluster.py runs it against a Spark standalone cluster on 127.0.0.1 (with the JARs
+# `make jars` fetched; --packages resolves them from Maven Central instead). See docs/deploy.md.
 set -euo pipefail
 
 # The delta-spark Maven coordinate. From Delta 4.1 the artifact name carries the Spark major.minor version;
 # delta-spark's own configure_spark_with_delta_pip() builds io.delta:delta-spark_<spark major.minor>_2.13:<delta
-# version>. pyproject.toml pins pyspark>=4.1,<4.3 and the `cluster` extra delta-spark>=4.4,<4.5 (which requires
-# pyspark<=4.2.0), so: Spark 4.2, Scala 2.13, delta-spark 4.4.1. tests/unit/test_deploy_cluster.py keeps this in
+# version>. pyproject.toml pins pyspark==4.2.0 and the `cluster` extra delta-spark==4.4.0 (4.4.x requires
+# pyspark<=4.2.0; 4.4.0 is the newest delta-spark_4.2 JAR on Maven Central), so: Spark 4.2, Scala 2.13,
+# delta-spark 4.4.0. tests/unit/test_deploy_cluster.py keeps this in
 # step with pyproject.toml and deploy/k8s/sparkapplication.yaml.
-readonly DELTA_PACKAGE_DEFAULT="io.delta:delta-spark_4.2_2.13:4.4.1"
+readonly DELTA_PACKAGE_DEFAULT="io.delta:delta-spark_4.2_2.13:4.4.0"
 readonly DELTA_EXTENSION="io.delta.sql.DeltaSparkSessionExtension"
 readonly DELTA_CATALOG="org.apache.spark.sql.delta.catalog.DeltaCatalog"
 readonly METRICS_PORT_VARIABLE="STREAMING_DQ_METRICS_PORT"

@@ -9,9 +9,8 @@ from streaming_dq.sink.drift import SchemaDrift, detect_drift, drift_action
 from streaming_dq.sink.gate import OutcomeRecorder, QualityGate
 from streaming_dq.sink.references import ReferenceDatasetUnavailableError, ReferenceResolver, ReferenceSpec
 from streaming_dq.sink.schemas import RESULTS_SCHEMA, with_corrupt_record_column
-from streaming_dq.sink.targets import AppTransaction, DeltaTarget, TableWriter
-from streaming_dq.sink.writers_deltars import DeltaRsWriter
-from streaming_dq.sink.writers_spark import SparkDeltaWriter, has_delta_extension
+from streaming_dq.tables import AppTransaction, DeltaRsWriter, DeltaTarget, SparkDeltaWriter, TableWriter
+from streaming_dq.tables.spark import has_delta_extension
 
 __all__ = [
     "RESULTS_SCHEMA",

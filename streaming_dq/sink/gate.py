@@ -56,10 +56,9 @@ from streaming_dq.sink.schemas import (
     arrow_schema_of,
     quarantine_schema,
 )
-from streaming_dq.sink.targets import AppTransaction, DeltaTarget, TableWriter
 from streaming_dq.sink.windows import LateDataPolicy, MetricsTracker
-from streaming_dq.sink.writers_deltars import DeltaRsWriter
-from streaming_dq.sink.writers_spark import SparkDeltaWriter, has_delta_extension
+from streaming_dq.tables import AppTransaction, DeltaRsWriter, DeltaTarget, SparkDeltaWriter, TableWriter
+from streaming_dq.tables.spark import has_delta_extension
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -59,7 +59,7 @@ class ReferenceSpec:
     def load(self, spark: SparkSession) -> DataFrame:
         """Read the dataset (lazily when a schema is given)."""
         if self.format == "delta":
-            from streaming_dq.sink.writers_spark import has_delta_extension
+            from streaming_dq.tables.spark import has_delta_extension
 
             if not has_delta_extension(spark):
                 return self._load_with_delta_rs(spark)

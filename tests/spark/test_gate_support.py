@@ -66,6 +66,7 @@ def make_gate(
     kw.setdefault("quarantine_table", str(tmp / "quarantine"))
     kw.setdefault("results_table", str(tmp / "results"))
     kw.setdefault("metrics", Recorder())
+    kw.setdefault("writer", "delta-rs")
     check_set = checks if isinstance(checks, CheckSet) else CheckSet.from_dicts(checks)
     return QualityGate(kw.pop("name", "orders"), check_set, **kw)
 

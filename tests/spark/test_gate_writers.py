@@ -22,17 +22,12 @@ from streaming_dq.sink import (
 pytestmark = pytest.mark.spark
 
 SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("ts", pa.timestamp("us", tz="UTC"))])
-NO_DELTA_JARS = (
-    "Spark writer: the session has no io.delta.sql.DeltaSparkSessionExtension (the delta-spark JARs are not "
-    "on the classpath and Maven Central is unreachable here); these contract tests run where they are"
-)
 
 
 @pytest.fixture(params=["delta-rs", "spark"])
 def writer(request: Any, spark: Any) -> TableWriter:
     if request.param == "spark":
-        if not has_delta_extension(spark):
-            pytest.skip(NO_DELTA_JARS)
+        assert has_delta_extension(spark), "the test session loads delta-spark (tests/conftest.py)"
         return SparkDeltaWriter(spark)
     return DeltaRsWriter()
 
@@ -95,10 +90,58 @@ def test_merge_schema_adds_a_nullable_column(writer, tmp_path):
     assert schema.names == ["id", "ts", "coupon"]
 
 
-def test_auto_picks_delta_rs_without_the_delta_extension(spark, tmp_path):
+def test_auto_picks_the_spark_writer_when_the_session_loads_delta(spark, tmp_path):
     gate = QualityGate("g", CheckSet(), pass_table=str(tmp_path / "p"), quarantine_table=str(tmp_path / "q"))
-    expected = "spark" if has_delta_extension(spark) else "delta-rs"
-    assert gate.writer_for(spark).name == expected
+    assert gate.writer_for(spark).name == "spark"
+
+
+class _Conf:
+    def __init__(self, extensions: str) -> None:
+        self.extensions = extensions
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self.extensions if key == "spark.sql.extensions" else default
+
+
+class _SessionConf:
+    """Only the part of a session ``has_delta_extension`` reads: its ``spark.sql.extensions``."""
+
+    def __init__(self, extensions: str) -> None:
+        self.conf = _Conf(extensions)
+
+
+@pytest.mark.parametrize(
+    ("extensions", "expected"),
+    [
+        ("", False),
+        ("com.example.Other", False),
+        ("com.example.Other,io.delta.sql.DeltaSparkSessionExtension", True),
+    ],
+)
+def test_has_delta_extension_reads_the_sessions_extensions(extensions, expected):
+    assert has_delta_extension(_SessionConf(extensions)) is expected
+
+
+@pytest.mark.parametrize(("written_by", "read_by"), [("spark", "delta-rs"), ("delta-rs", "spark")])
+def test_a_table_written_by_one_writer_is_read_and_deduplicated_by_the_other(
+    spark, tmp_path, written_by, read_by
+):
+    writers = {"spark": SparkDeltaWriter(spark), "delta-rs": DeltaRsWriter()}
+    first, second = writers[written_by], writers[read_by]
+    target = DeltaTarget(str(tmp_path / "t"))
+    first.ensure_table(target, SCHEMA)
+    assert first.write_once(target, rows(1, 2, 3), AppTransaction("app", 4))
+
+    assert second.table_schema(target) == SCHEMA
+    assert second.committed_version(target, "app") == 4
+    assert not second.write_once(target, rows(9), AppTransaction("app", 4))  # a replay, seen across writers
+    assert second.write_once(target, rows(4), AppTransaction("app", 5))
+
+    from deltalake import DeltaTable
+
+    by_delta_rs = sorted(DeltaTable(target.uri).to_pyarrow_table().column("id").to_pylist())
+    by_spark = sorted(r.id for r in spark.read.format("delta").load(target.uri).collect())
+    assert by_delta_rs == by_spark == [1, 2, 3, 4]
 
 
 def test_with_corrupt_record_column_appends_it_once(spark):

@@ -1,8 +1,12 @@
-"""The cluster writer: Spark's own Delta writer (needs the delta-spark JARs and its session extension).
+"""The cluster writer: Spark's own Delta writer (the delta-spark JARs and its session extension).
 
-Every append carries ``txnAppId``/``txnVersion``, so Delta itself skips a batch the table already holds;
-the gate still asks first (reading the table's log with delta-rs, which Spark-written tables of protocol
-(1,2) allow) so that it knows whether the batch was a replay and must not be counted again.
+Every append carries ``txnAppId``/``txnVersion``, so Delta itself skips a batch the table already holds.
+The gate still asks first, so that it knows whether a batch was a replay and must not be counted again: the
+table's log (schema and application transactions) is read with delta-rs, which needs no Spark job (Spark's
+reader would replay the log in jobs of its own on every batch) and reads Spark-written tables of the
+protocols the gate creates. The rows themselves are written by the executors through
+:meth:`SparkDeltaWriter.append_frame`; :meth:`SparkDeltaWriter.append` is for the small driver-built tables
+(results, metrics).
 """
 
 from __future__ import annotations
@@ -11,29 +15,30 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from streaming_dq.sink.schemas import arrow_schema_of
-from streaming_dq.sink.targets import AppTransaction, DeltaTarget, TableWriter
-from streaming_dq.sink.writers_deltars import DeltaRsWriter
+from streaming_dq.tables.deltars import DeltaRsWriter
+from streaming_dq.tables.targets import AppTransaction, DeltaTarget, TableWriter
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 
 
 def has_delta_extension(spark: SparkSession) -> bool:
     """Whether the session loads Delta's SQL extension (``spark.sql.extensions``)."""
-    return DELTA_EXTENSION in (spark.conf.get("spark.sql.extensions", "") or "")
+    extensions = spark.conf.get("spark.sql.extensions", "") or ""
+    return DELTA_EXTENSION in [e.strip() for e in extensions.split(",")]
 
 
 class SparkDeltaWriter(TableWriter):
-    """Writes Arrow tables through ``DataFrame.write.format("delta")`` with ``txnAppId``/``txnVersion``.
+    """Writes through ``DataFrame.write.format("delta")`` with ``txnAppId``/``txnVersion``.
 
     Args:
         spark: The session that writes (in ``foreachBatch``, the batch DataFrame's session).
 
     Example:
         >>> writer = SparkDeltaWriter(spark)  # doctest: +SKIP
+        >>> writer.append_frame(DeltaTarget("/data/pass"), batch_df, AppTransaction("g:q", 7))  # doctest: +SKIP
     """
 
     name = "spark"
@@ -43,13 +48,7 @@ class SparkDeltaWriter(TableWriter):
         self._log_reader = DeltaRsWriter()
 
     def table_schema(self, target: DeltaTarget) -> pa.Schema | None:
-        from pyspark.errors import AnalysisException
-
-        try:
-            schema = self.spark.read.format("delta").options(**target.storage_options).load(target.uri).schema
-        except AnalysisException:
-            return None
-        return arrow_schema_of(schema)
+        return self._log_reader.table_schema(target)
 
     def create_table(self, target: DeltaTarget, schema: pa.Schema) -> None:
         writer = (
@@ -71,9 +70,18 @@ class SparkDeltaWriter(TableWriter):
     def append(
         self, target: DeltaTarget, data: pa.Table, txn: AppTransaction, *, merge_schema: bool = False
     ) -> None:
+        self.append_frame(target, self.spark.createDataFrame(data), txn, merge_schema=merge_schema)
+
+    def append_frame(
+        self, target: DeltaTarget, frame: DataFrame, txn: AppTransaction, *, merge_schema: bool = False
+    ) -> None:
+        """Append a DataFrame in one commit recording ``txn``: the executors write the files.
+
+        Delta skips the write (no commit, no error) when the table already records ``txn.version`` or a
+        later one for ``txn.app_id``; an empty DataFrame still commits and records the transaction.
+        """
         (
-            self.spark.createDataFrame(data)
-            .write.format("delta")
+            frame.write.format("delta")
             .mode("append")
             .options(**target.storage_options)
             .option("txnAppId", txn.app_id)

@@ -1,4 +1,4 @@
-"""Delta targets and the one interface every writer back-end implements.
+"""Delta targets and the one interface every writer back-end implements (every gate table goes through it).
 
 Exactly-once rests on Delta's *application transactions*: every commit of batch ``n`` records
 ``(app_id, n)`` in the table's log, and a write is skipped when the table already records a version
@@ -83,6 +83,16 @@ class TableWriter(ABC):
         self, target: DeltaTarget, data: pa.Table, txn: AppTransaction, *, merge_schema: bool = False
     ) -> None:
         """Append ``data`` in ONE commit that records ``txn``, even when ``data`` has no rows."""
+
+    def read(self, target: DeltaTarget, *, filters: list[tuple[str, str, object]] | None = None) -> pa.Table:
+        """The table's rows (only those matching ``filters``), read on the driver with delta-rs.
+
+        Meant for the gate's own small tables (results, metrics); never for the pass table of a stream.
+        """
+        from deltalake import DeltaTable
+
+        table = DeltaTable(target.uri, storage_options=dict(target.storage_options) or None)
+        return table.to_pyarrow_table(filters=filters)
 
     def ensure_table(self, target: DeltaTarget, schema: pa.Schema) -> pa.Schema:
         """Create the table with ``schema`` when it does not exist; return its current schema."""

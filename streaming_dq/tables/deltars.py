@@ -12,7 +12,7 @@ import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 
-from streaming_dq.sink.targets import AppTransaction, DeltaTarget, TableWriter
+from streaming_dq.tables.targets import AppTransaction, DeltaTarget, TableWriter
 
 
 class DeltaRsWriter(TableWriter):

@@ -1,0 +1,259 @@
+"""The JVM artifacts the gate can use (Delta's Spark writer, Kafka and Avro sources), fetched from Maven Central.
+
+Two ways to put them on a session's classpath, both documented in docs/deploy.md:
+
+* **a fetched folder** (what ``make test`` and ``make demo`` use): :func:`fetch` writes a small POM and runs
+  ``mvn dependency:copy-dependencies`` into ``<home>/<bundle>/``, then records in a manifest the JARs Spark
+  does not already ship (delta-spark's POM also pulls Hadoop, Parquet, Jackson and Scala builds that differ
+  from Spark's own: Spark's copies are kept, delta issue #7415). After the first fetch this works offline;
+  :func:`spark_conf` passes the manifest's JARs as ``spark.jars``;
+* **Spark's own resolution**: ``spark.jars.packages`` with the Maven coordinates (Ivy, cached in
+  ``~/.ivy2.5.2``), used by :func:`spark_conf` when no fetched folder holds the bundle. This is also the way on
+  a cluster (``spark-submit --packages``).
+
+The folder is ``$STREAMING_DQ_JARS`` when set, else ``~/.cache/streaming-dq/jars``.
+
+Example:
+    >>> [a.coordinate for a in bundle("delta", spark_version="4.2.0")]
+    ['io.delta:delta-spark_4.2_2.13:4.4.0']
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from streaming_dq.exceptions import ConfigError, JarFetchError
+
+__all__ = [
+    "DELTA_CATALOG",
+    "DELTA_EXTENSION",
+    "BundleName",
+    "JarFetchError",
+    "MavenArtifact",
+    "bundle",
+    "bundle_jars",
+    "fetch",
+    "jars_home",
+    "spark_conf",
+]
+
+BundleName = Literal["delta", "kafka", "avro", "kafka-broker"]
+BUNDLES: tuple[BundleName, ...] = ("delta", "kafka", "avro", "kafka-broker")
+
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+
+#: delta-spark release per Spark minor version; Maven artifacts carry the Spark suffix since Delta 4.1.
+#: 4.4.0 is the newest delta-spark_4.2_2.13 on Maven Central (the PyPI 4.4.1 has no JAR of its own there).
+DELTA_FOR_SPARK: Mapping[str, str] = {"4.1": "4.4.0", "4.2": "4.4.0"}
+#: The Kafka broker the tests and the Kafka demo run (KRaft, Java 17+).
+KAFKA_BROKER_VERSION = "4.1.1"
+
+_MANIFEST = "manifest.json"
+_JAR_NAME = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d[^-]*(?:-[^-]+)*?)\.jar$")
+
+
+@dataclass(frozen=True)
+class MavenArtifact:
+    """A Maven coordinate ``group:artifact:version``."""
+
+    group: str
+    artifact: str
+    version: str
+
+    @property
+    def coordinate(self) -> str:
+        return f"{self.group}:{self.artifact}:{self.version}"
+
+
+def _spark_version() -> str:
+    import pyspark
+
+    return str(pyspark.__version__)
+
+
+def _minor(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def bundle(name: BundleName, *, spark_version: str | None = None) -> tuple[MavenArtifact, ...]:
+    """The Maven artifacts of a bundle, for the installed (or the given) Spark version.
+
+    Raises:
+        ConfigError: unknown bundle, or no delta-spark release for this Spark version.
+    """
+    version = spark_version or _spark_version()
+    if name == "delta":
+        delta = DELTA_FOR_SPARK.get(_minor(version))
+        if delta is None:
+            raise ConfigError(
+                f"no delta-spark release is known for Spark {version} (supported: "
+                f"{', '.join(sorted(DELTA_FOR_SPARK))})",
+                field_path="targets.writer",
+            )
+        return (MavenArtifact("io.delta", f"delta-spark_{_minor(version)}_2.13", delta),)
+    if name == "kafka":
+        return (MavenArtifact("org.apache.spark", "spark-sql-kafka-0-10_2.13", version),)
+    if name == "avro":
+        return (MavenArtifact("org.apache.spark", "spark-avro_2.13", version),)
+    if name == "kafka-broker":
+        return (MavenArtifact("org.apache.kafka", "kafka_2.13", KAFKA_BROKER_VERSION),)
+    raise ConfigError(f"unknown JAR bundle {name!r}: expected one of {', '.join(BUNDLES)}")
+
+
+def jars_home() -> Path:
+    """Where fetched bundles live: ``$STREAMING_DQ_JARS`` or ``~/.cache/streaming-dq/jars``."""
+    configured = os.environ.get("STREAMING_DQ_JARS")
+    return Path(configured) if configured else Path.home() / ".cache" / "streaming-dq" / "jars"
+
+
+def spark_jar_artifacts() -> set[str]:
+    """Artifact names of the JARs the installed pyspark ships (``jackson-core``, ``hadoop-client-api`` ...)."""
+    import pyspark
+
+    folder = Path(pyspark.__file__).parent / "jars"
+    return {_artifact_of(p.name) for p in folder.glob("*.jar")}
+
+
+def _artifact_of(jar_name: str) -> str:
+    match = _JAR_NAME.match(jar_name)
+    return match.group("artifact") if match else jar_name.removesuffix(".jar")
+
+
+def _pom(artifacts: Sequence[MavenArtifact]) -> str:
+    deps = "\n".join(
+        f"    <dependency><groupId>{a.group}</groupId><artifactId>{a.artifact}</artifactId>"
+        f"<version>{a.version}</version></dependency>"
+        for a in artifacts
+    )
+    return (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0">\n  <modelVersion>4.0.0</modelVersion>\n'
+        "  <groupId>streaming-dq</groupId><artifactId>jars</artifactId><version>0</version>\n"
+        f"  <dependencies>\n{deps}\n  </dependencies>\n</project>\n"
+    )
+
+
+def fetch(name: BundleName, *, home: Path | None = None, keep_spark_duplicates: bool = False) -> list[Path]:
+    """Fetch a bundle with Maven into ``<home>/<name>/`` and record the JARs to load.
+
+    Idempotent: a bundle whose manifest matches the wanted coordinates is not fetched again.
+
+    Args:
+        name: The bundle.
+        home: The folder of bundles (default :func:`jars_home`).
+        keep_spark_duplicates: Also load JARs whose artifact Spark ships (the broker bundle runs in a JVM of
+            its own, without Spark's classpath, so it keeps everything).
+
+    Returns:
+        The JARs to put on the classpath.
+
+    Raises:
+        JarFetchError: ``mvn`` is missing or failed.
+    """
+    artifacts = bundle(name)
+    folder = (home or jars_home()) / name
+    found = bundle_jars(name, home=home)
+    if found is not None:
+        return found
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise JarFetchError(name, "Maven ('mvn') is not on the PATH; or use spark.jars.packages")
+    staging = folder.with_name(f".{name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    with tempfile.TemporaryDirectory(prefix="streaming-dq-pom-") as work:
+        Path(work, "pom.xml").write_text(_pom(artifacts), encoding="utf-8")
+        done = subprocess.run(
+            [mvn, "-q", "-B", "dependency:copy-dependencies", f"-DoutputDirectory={staging}",
+             "-DincludeScope=runtime"],
+            cwd=work, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+    if done.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
+        raise JarFetchError(name, " | ".join(tail) or f"mvn exited with {done.returncode}")
+    skip = set() if keep_spark_duplicates else spark_jar_artifacts()
+    selected = sorted(p.name for p in staging.glob("*.jar") if _artifact_of(p.name) not in skip)
+    manifest = {"coordinates": [a.coordinate for a in artifacts], "jars": selected}
+    (staging / _MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    shutil.rmtree(folder, ignore_errors=True)
+    staging.rename(folder)
+    return [folder / jar for jar in selected]
+
+
+def bundle_jars(name: BundleName, *, home: Path | None = None) -> list[Path] | None:
+    """The fetched JARs of a bundle, or None when it was not fetched (for this Spark version)."""
+    folder = (home or jars_home()) / name
+    try:
+        manifest = json.loads((folder / _MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if manifest.get("coordinates") != [a.coordinate for a in bundle(name)]:
+        return None
+    jars = [folder / jar for jar in manifest.get("jars", [])]
+    return jars if jars and all(j.is_file() for j in jars) else None
+
+
+def spark_conf(bundles: Sequence[BundleName], *, home: Path | None = None) -> dict[str, str]:
+    """Spark conf entries that load ``bundles`` (and, for ``delta``, its SQL extension and catalog).
+
+    Fetched bundles are loaded from their folder (``spark.jars``); the others are resolved by Spark from
+    Maven Central (``spark.jars.packages``).
+
+    Example:
+        >>> conf = spark_conf(["delta"])
+        >>> conf["spark.sql.extensions"]
+        'io.delta.sql.DeltaSparkSessionExtension'
+    """
+    jars: list[str] = []
+    packages: list[str] = []
+    for name in dict.fromkeys(bundles):
+        found = bundle_jars(name, home=home)
+        if found is not None:
+            jars += [str(j) for j in found]
+        else:
+            packages += [a.coordinate for a in bundle(name)]
+    conf: dict[str, str] = {}
+    if jars:
+        conf["spark.jars"] = ",".join(jars)
+    if packages:
+        conf["spark.jars.packages"] = ",".join(packages)
+    if "delta" in bundles:
+        conf["spark.sql.extensions"] = DELTA_EXTENSION
+        conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG
+    return conf
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m streaming_dq.jvm fetch delta [kafka ...] [--home DIR]``: what ``make jars`` runs."""
+    parser = argparse.ArgumentParser(prog="python -m streaming_dq.jvm")
+    parser.add_argument("command", choices=["fetch", "conf"])
+    parser.add_argument("bundles", nargs="+", choices=BUNDLES)
+    parser.add_argument("--home", type=Path, default=None)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "conf":
+            print(json.dumps(spark_conf(args.bundles, home=args.home), indent=1))
+            return 0
+        for name in args.bundles:
+            jars = fetch(name, home=args.home, keep_spark_duplicates=name == "kafka-broker")
+            print(f"{name}: {len(jars)} JARs in {jars[0].parent if jars else args.home}")
+    except JarFetchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
