@@ -148,7 +148,7 @@ def table_rows(path: Path) -> int:
 
     if not DeltaTable.is_deltatable(str(path)):
         return 0
-    return int(DeltaTable(str(path)).to_pyarrow_table(columns=[]).num_rows)
+    return int(DeltaTable(str(path)).count())
 
 
 def routed_rows(variant: str, target: Path) -> dict[str, int]:

@@ -90,9 +90,11 @@ def read_rows(path: str) -> list[dict[str, Any]]:
     """Every row of the Delta table at ``path`` (an empty list when there is no table)."""
     from deltalake import DeltaTable
 
+    from streaming_dq.tables import read_table
+
     if not DeltaTable.is_deltatable(path):
         return []
-    return list(DeltaTable(path).to_pyarrow_table().to_pylist())
+    return list(read_table(path).to_pylist())
 
 
 def failing_checks(results: Iterable[dict[str, Any]]) -> list[CheckFailures]:
@@ -234,19 +236,19 @@ def _tables(run: DemoRun, console: Console) -> None:
     for role, path in run.config.targets.paths().items():
         if DeltaTable.is_deltatable(path):
             table = DeltaTable(path)
-            rows = table.to_pyarrow_dataset().count_rows()
+            rows = table.count()
             console.print(f"  {role:<11} {_shown(path)}  [dim](version {table.version()}, {rows:,} rows)[/]")
     python = shlex.quote(_shown(sys.executable))
     quarantine = _shown(run.config.targets.quarantine)
     results = _shown(run.config.targets.results or run.config.targets.quarantine)
     pandas_line = (
-        f"from deltalake import DeltaTable; df = DeltaTable({quarantine!r}).to_pandas(); "
+        f"from streaming_dq.tables import read_table; df = read_table({quarantine!r}).to_pandas(); "
         f"print(df[['order_id', 'amount', '{ERRORS}']].head(10).to_string())"
     )
     spark_line = (
-        "from pyspark.sql import SparkSession; from deltalake import DeltaTable; "
+        "from pyspark.sql import SparkSession; from streaming_dq.tables import read_table; "
         "spark = SparkSession.builder.master('local[1]').getOrCreate(); "
-        f"spark.createDataFrame(DeltaTable({results!r}).to_pyarrow_table())"
+        f"spark.createDataFrame(read_table({results!r}))"
         ".groupBy('check_id').sum('violations').show()"
     )
     console.print("  query them:")

@@ -242,8 +242,10 @@ class MetricsStore:
         table = self._table()
         if table is None:
             return METRICS_SCHEMA.empty_table()
-        filters = [("gate", "=", gate)] if gate is not None else None
-        return table.to_pyarrow_table(filters=filters)
+        from streaming_dq.tables.reading import read_table, sql_literal
+
+        predicate = f"gate = {sql_literal(gate)}" if gate is not None else None
+        return read_table(self.path, storage_options=self.storage_options, predicate=predicate)
 
     def read(self, gate: str) -> list[dict[str, Any]]:
         """One gate's rows as dicts, in commit order (for ``WindowAccumulator.restore``)."""

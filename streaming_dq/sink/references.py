@@ -69,9 +69,9 @@ class ReferenceSpec:
         return reader.load(self.path)
 
     def _load_with_delta_rs(self, spark: SparkSession) -> DataFrame:
-        from deltalake import DeltaTable
+        from streaming_dq.tables.reading import read_table
 
-        table = DeltaTable(self.path, storage_options=dict(self.options) or None).to_pyarrow_table()
+        table = read_table(self.path, storage_options=self.options)
         df = spark.createDataFrame(table)
         if not self.schema:
             return df

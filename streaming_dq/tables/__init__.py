@@ -7,6 +7,7 @@ Example:
 """
 
 from streaming_dq.tables.deltars import DeltaRsWriter
+from streaming_dq.tables.reading import read_table, sql_literal
 from streaming_dq.tables.spark import SparkDeltaWriter, has_delta_extension
 from streaming_dq.tables.targets import AppTransaction, DeltaTarget, TableWriter
 
@@ -17,4 +18,6 @@ __all__ = [
     "SparkDeltaWriter",
     "TableWriter",
     "has_delta_extension",
+    "read_table",
+    "sql_literal",
 ]

@@ -84,15 +84,14 @@ class TableWriter(ABC):
     ) -> None:
         """Append ``data`` in ONE commit that records ``txn``, even when ``data`` has no rows."""
 
-    def read(self, target: DeltaTarget, *, filters: list[tuple[str, str, object]] | None = None) -> pa.Table:
-        """The table's rows (only those matching ``filters``), read on the driver with delta-rs.
+    def read(self, target: DeltaTarget, *, predicate: str | None = None) -> pa.Table:
+        """The table's rows (only those matching the SQL ``predicate``), read on the driver with delta-rs.
 
         Meant for the gate's own small tables (results, metrics); never for the pass table of a stream.
         """
-        from deltalake import DeltaTable
+        from streaming_dq.tables.reading import read_table
 
-        table = DeltaTable(target.uri, storage_options=dict(target.storage_options) or None)
-        return table.to_pyarrow_table(filters=filters)
+        return read_table(target.uri, storage_options=target.storage_options, predicate=predicate)
 
     def ensure_table(self, target: DeltaTarget, schema: pa.Schema) -> pa.Schema:
         """Create the table with ``schema`` when it does not exist; return its current schema."""

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from streaming_dq.tables import read_table
+
 pytestmark = pytest.mark.integration
 
 JOB = Path(__file__).with_name("gate_crash_job.py")
@@ -91,9 +93,8 @@ def kill_after_progress(proc: subprocess.Popen[bytes], out: Path, rng: random.Ra
 
 
 def read_ids(path: Path) -> Counter[int]:
-    from deltalake import DeltaTable
 
-    return Counter(DeltaTable(str(path)).to_pyarrow_table().column("id").to_pylist())
+    return Counter(read_table(str(path)).column("id").to_pylist())
 
 
 def test_sigkill_at_random_points_then_restart_keeps_every_row_exactly_once(tmp_path):

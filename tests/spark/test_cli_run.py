@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from deltalake import DeltaTable
 from typer.testing import CliRunner
 
 from streaming_dq.cli.main import app
+from streaming_dq.tables import read_table
 
 pytestmark = pytest.mark.spark
 
@@ -76,8 +76,8 @@ def test_run_drains_an_orders_landing_folder_into_pass_and_quarantine(tmp_path: 
     assert "metrics at http://127.0.0.1:" in done.stdout
 
     tables = tmp_path / "data" / "tables"
-    passed = DeltaTable(str(tables / "orders_pass")).to_pyarrow_table()
-    quarantined = DeltaTable(str(tables / "orders_quarantine")).to_pyarrow_table()
+    passed = read_table(str(tables / "orders_pass"))
+    quarantined = read_table(str(tables / "orders_quarantine"))
     assert passed.num_rows + quarantined.num_rows == summary["records"]
     assert quarantined.num_rows >= summary["malformed"]
     malformed = [

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from deltalake import DeltaTable
 
 from streaming_dq.config.check_set import CheckSet
 from streaming_dq.core.outcome import BatchOutcome
 from streaming_dq.sink import QualityGate, with_corrupt_record_column
+from streaming_dq.tables import read_table
 
 SCHEMA = "id BIGINT, amount DOUBLE, ts TIMESTAMP, note STRING"
 
@@ -94,7 +94,7 @@ def run(gate: QualityGate, sdf: Any, checkpoint: Path, timeout: float = 120) -> 
 
 
 def table(path: Path | str) -> pa.Table:
-    return DeltaTable(str(path)).to_pyarrow_table()
+    return read_table(str(path))
 
 
 def ids(path: Path | str) -> list[int]:

@@ -18,6 +18,7 @@ from streaming_dq.sink import (
     has_delta_extension,
     with_corrupt_record_column,
 )
+from streaming_dq.tables import read_table
 
 pytestmark = pytest.mark.spark
 
@@ -37,9 +38,7 @@ def rows(*ids: int) -> pa.Table:
 
 
 def count(writer: TableWriter, target: DeltaTarget) -> int:
-    from deltalake import DeltaTable
-
-    return DeltaTable(target.uri).to_pyarrow_table().num_rows
+    return read_table(target.uri).num_rows
 
 
 def test_a_missing_table_has_no_schema_and_no_committed_version(writer, tmp_path):
@@ -137,9 +136,7 @@ def test_a_table_written_by_one_writer_is_read_and_deduplicated_by_the_other(
     assert not second.write_once(target, rows(9), AppTransaction("app", 4))  # a replay, seen across writers
     assert second.write_once(target, rows(4), AppTransaction("app", 5))
 
-    from deltalake import DeltaTable
-
-    by_delta_rs = sorted(DeltaTable(target.uri).to_pyarrow_table().column("id").to_pylist())
+    by_delta_rs = sorted(read_table(target.uri).column("id").to_pylist())
     by_spark = sorted(r.id for r in spark.read.format("delta").load(target.uri).collect())
     assert by_delta_rs == by_spark == [1, 2, 3, 4]
 

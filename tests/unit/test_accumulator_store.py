@@ -25,6 +25,7 @@ from streaming_dq.metrics.specs import StateSpec
 from streaming_dq.metrics.states import CountState, MomentsState
 from streaming_dq.metrics.store import METRICS_SCHEMA, MetricsStore, batch_records, metrics_table
 from streaming_dq.metrics.windows import UTC_MICROS, max_event_time
+from streaming_dq.tables import read_table
 
 T0 = datetime(2025, 12, 24, tzinfo=UTC)
 DAY = WindowScope(window="1 day")
@@ -54,7 +55,7 @@ def feed(acc: WindowAccumulator, batch_id: int, hours: list[int | None]) -> Wind
 
 
 def rows_on_disk(path: Path) -> int:
-    return DeltaTable(str(path)).to_pyarrow_table().num_rows
+    return read_table(str(path)).num_rows
 
 
 def test_table_is_created_explicitly_nullable_with_utc_timestamps(tmp_path: Path) -> None:
