@@ -10,6 +10,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from streaming_dq.core.severity import Severity
+from streaming_dq.engine.decision import BatchDecision, decide
 from streaming_dq.engine.plan import ValidationPlan
 from streaming_dq.engine.result import ERRORS_COLUMN, PASSED_COLUMN, TIMESTAMP_COLUMN, BatchValidationResult
 from streaming_dq.exceptions import CriticalCheckFailedError
@@ -86,9 +87,11 @@ class BatchDQEngine:
         if needs_persist:
             df.persist()
         try:
-            row = annotated.agg(*plan.aggregate_columns()).first()
-            values = row.asDict() if row is not None else {}
-            outcome = plan.decide(values, annotated)
+            layout = plan.layout
+            rows = annotated.groupBy(*layout.group_keys(windows=False)).agg(
+                *layout.grouped_columns(windows=False)
+            )
+            outcome = decide(plan, layout.read_grouped(rows.collect()), annotated)
         finally:
             if needs_persist:
                 df.unpersist()
@@ -115,35 +118,13 @@ class BatchDQEngine:
     def _annotate_verdicts(
         plan: ValidationPlan,
         annotated: DataFrame,
-        outcome: Any,
+        outcome: BatchDecision,
         input_columns: list[str],
         timestamp: datetime,
     ) -> DataFrame:
-        entries = plan.error_structs()
-        passed = ~plan.row_fail_column()
-        for r, errors in sorted(outcome.agg_errors.items()):
-            in_r = plan.regimes.membership_column({r})
-            for name, check_id, severity in errors:
-                entries.append(
-                    F.when(
-                        in_r,
-                        F.struct(
-                            F.lit(name).alias("check"),
-                            F.lit(check_id).alias("check-id"),
-                            F.lit(severity).alias("severity"),
-                        ),
-                    )
-                )
-        if outcome.breached:
-            passed = passed & ~plan.regimes.membership_column(outcome.breached)
-        errors_col = (
-            F.filter(F.array(*entries), lambda e: e.isNotNull())
-            if entries
-            else F.array().cast("array<struct<check:string,`check-id`:string,severity:string>>")
-        )
         return annotated.select(
             *[F.col(f"`{c}`") for c in input_columns],
-            passed.alias(PASSED_COLUMN),
-            errors_col.alias(ERRORS_COLUMN),
+            (~plan.rules.failed_column(outcome.breached)).alias(PASSED_COLUMN),
+            plan.rules.errors_column(outcome.agg_errors).alias(ERRORS_COLUMN),
             F.lit(timestamp).cast("timestamp").alias(TIMESTAMP_COLUMN),
         )

@@ -1,25 +1,20 @@
-"""The validation plan: row checks as lazy flag columns, every aggregate metric in one aggregation.
+"""The validation plan: which checks a batch runs, and its row checks as lazy boolean flag columns.
 
-A plan is built once per run from a CheckSet, the fail levels and the profiles. It knows, for every check and
-every *regime* (a set of profiles active together on some date), whether the check is enabled, with which
-severity and multiplier. It then provides:
+A plan is built once per input schema from a CheckSet, the fail levels and the profiles. It knows, for every
+check and every *regime* (a set of profiles active together on some date), whether the check is enabled,
+with which severity and multiplier (:class:`~streaming_dq.engine.regimes.RegimeTable`), and it builds:
 
-* :meth:`ValidationPlan.annotate`: the input plus one boolean flag per row check (True = fired) and, with
-  profiles, the row's regime. Pure and lazy.
-* :meth:`ValidationPlan.aggregate_columns`: every aggregate the run needs (row counts per regime, violation
-  counts per row check, the states of every observable check per override group) for ONE ``agg`` or
-  ``observe``.
-* :meth:`ValidationPlan.decide`: turns the resolved aggregate values into a :class:`PlanOutcome`.
+* :meth:`ValidationPlan.annotate` / :meth:`ValidationPlan.inline_columns`: the input plus one boolean flag
+  per row check (True = fired and enabled) and, with profiles, the row's regime. Pure and lazy;
+* :attr:`ValidationPlan.rules`: what a fired flag means under each regime, in Spark and Arrow forms;
+* :attr:`ValidationPlan.layout`: every aggregate of the batch's one pass, and how to read it back.
 
-Two executors use it: :class:`~streaming_dq.engine.batch.BatchDQEngine` (a lazy annotated DataFrame) and the
-streaming gate (``observe`` + ``toArrow`` and a split in Arrow).
+The decision itself is :func:`streaming_dq.engine.decision.decide`, a function of the pass's values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from functools import reduce
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column, DataFrame
@@ -32,91 +27,16 @@ from streaming_dq.core.base_check import (
     IntegrityCheckMixin,
     ObservableAggregateCheck,
 )
-from streaming_dq.core.results import AggregateCheckResult
 from streaming_dq.core.severity import Severity
+from streaming_dq.engine.layout import AggregateLayout
 from streaming_dq.engine.regimes import REGIME_COLUMN, RegimeTable, Verdict
+from streaming_dq.engine.rules import FlagRules, FlagSpec, flag_column
 from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
 
 if TYPE_CHECKING:
     from streaming_dq.config.check_set import CheckSet
 
-BITS_PER_WORD = 62
 MALFORMED_CHECK_ID = "malformed-record"
-
-
-def flag_column(i: int) -> str:
-    return f"__dq_f{i}"
-
-
-def bits_column(word: int) -> str:
-    return f"__dq_bits{word}"
-
-
-@dataclass(frozen=True)
-class RowCheckOutcome:
-    """A row check's verdict over the run (per regime group when profiles split it)."""
-
-    check: BaseCheck
-    check_type: str
-    severity: Severity
-    status: str  # passed / failed / skipped
-    violations: int
-    total: int
-    profiles: tuple[str, ...] = ()
-    regime: tuple[str, ...] = ()
-
-
-@dataclass
-class PlanOutcome:
-    """What one aggregation pass decided.
-
-    Attributes:
-        total: Rows in the run.
-        rows_by_regime: Rows per regime ordinal (only regimes present).
-        row_failed_by_regime: Rows failed by fail-level row checks, per regime.
-        row_warned_by_regime: Rows not failed that fired a non-fail-level row check, per regime.
-        violations: Fired count per row check index.
-        row_results: Reportable per-row-check results (declaration order).
-        aggregate_results: Aggregate results in declaration order (several per check when regimes split it).
-        breached: Regime ordinals whose rows all fail because a fail-level aggregate failed there.
-        agg_errors: Per regime ordinal, the (check, check-id, severity) of failed aggregates to append.
-    """
-
-    total: int
-    rows_by_regime: dict[int, int]
-    row_failed_by_regime: dict[int, int]
-    row_warned_by_regime: dict[int, int]
-    violations: dict[int, int]
-    row_results: list[RowCheckOutcome]
-    aggregate_results: list[AggregateCheckResult]
-    breached: set[int] = field(default_factory=set)
-    agg_errors: dict[int, list[tuple[str, str, str]]] = field(default_factory=dict)
-    raw: dict[str, Any] = field(default_factory=dict)
-    checks_by_id: dict[str, BaseCheck] = field(default_factory=dict)
-
-    @property
-    def passed_records(self) -> int:
-        return sum(
-            n - self.row_failed_by_regime.get(r, 0)
-            for r, n in self.rows_by_regime.items()
-            if r not in self.breached
-        )
-
-    @property
-    def failed_records(self) -> int:
-        return self.total - self.passed_records
-
-    @property
-    def warning_records(self) -> int:
-        warned = 0
-        for r, n in self.rows_by_regime.items():
-            if r in self.breached:
-                continue
-            if self.agg_errors.get(r):
-                warned += n - self.row_failed_by_regime.get(r, 0)
-            else:
-                warned += self.row_warned_by_regime.get(r, 0)
-        return warned
 
 
 class ValidationPlan:
@@ -163,12 +83,23 @@ class ValidationPlan:
         self.declaration_order = {c.check_id: i for i, c in enumerate(checks)}
         self.inject_reference_datasets(reference_datasets)
         self.regimes = RegimeTable(checks, profiles if event_time else (), self.fail_levels)
-        self.n_words = max(1, -(-self._n_flags // BITS_PER_WORD))
+        self.rules = FlagRules(
+            [FlagSpec(name, check_id) for name, check_id, _ in self.flag_checks],
+            [self._flag_verdicts(i) for i in range(self._n_flags)],
+            self.regimes,
+        )
+        self.layout = AggregateLayout(
+            self.observable_checks(),
+            self.window_checks,
+            self.regimes,
+            self.rules,
+            event_time=event_time,
+            malformed=malformed_column,
+            timezone=timezone,
+        )
         # Columns are unresolved expressions, valid for any DataFrame with the same schema: a plan kept
         # across micro-batches (the gate's) builds them once instead of through py4j on every batch.
         self._built: dict[Hashable, Any] = {}
-        #: State alias prefix -> the prefix of an identical state computed for an earlier check.
-        self._shared: dict[str, str] = {}
 
     def memo(self, key: Hashable, build: Callable[[], Any]) -> Any:
         """``build()``, computed on the first call for ``key`` and reused afterwards."""
@@ -307,26 +238,6 @@ class ValidationPlan:
                     f"column(s) {', '.join(missing)} not in the data (columns: {', '.join(df.columns)})",
                 )
 
-    def _regime_in(self, ordinals: set[int] | frozenset[int]) -> Column | bool:
-        return self.regimes.membership(ordinals)
-
-    def row_fail_column(self) -> Column:
-        """True when a fail-level row check fired for the row (under the row's regime)."""
-        return self.memo("row-fail", lambda: self._any_flag("fail"))  # type: ignore[no-any-return]
-
-    def row_warn_column(self) -> Column:
-        """True when a non-fail-level row check fired for the row."""
-        return self.memo("row-warn", lambda: self._any_flag("warn"))  # type: ignore[no-any-return]
-
-    def _any_flag(self, kind: str) -> Column:
-        terms: list[Column] = []
-        for i in range(self._n_flags):
-            where = self._regime_in({r for r, v in self._flag_verdicts(i).items() if v.kind == kind})
-            if where is False:
-                continue
-            terms.append(F.col(flag_column(i)) if where is True else F.col(flag_column(i)) & where)
-        return reduce(lambda a, b: a | b, terms) if terms else F.lit(False)
-
     def collected_columns(self, input_columns: Sequence[str]) -> list[Column]:
         """What the gate collects of :meth:`annotate`'s output: the input columns, the flags, the regime."""
 
@@ -372,27 +283,6 @@ class ValidationPlan:
 
         return list(self.memo(("inline", key), build))
 
-    def error_structs(self) -> list[Column]:
-        """``_dq_errors`` entries of row checks: a struct when the flag fired, else NULL (filtered later)."""
-        return list(self.memo("error-structs", self._error_structs))
-
-    def _error_structs(self) -> list[Column]:
-        out = []
-        for i, (name, check_id, _) in enumerate(self.flag_checks):
-            verdicts = self._flag_verdicts(i)
-            sev = self.regimes.value_column(
-                {r: v.severity.value for r, v in verdicts.items() if v.kind != "off"}, default=None
-            )
-            out.append(
-                F.when(
-                    F.col(flag_column(i)),
-                    F.struct(
-                        F.lit(name).alias("check"), F.lit(check_id).alias("check-id"), sev.alias("severity")
-                    ),
-                )
-            )
-        return out
-
     # -- aggregate phase -------------------------------------------------------------------------------------
 
     def observable_checks(self) -> list[ObservableAggregateCheck]:
@@ -400,232 +290,6 @@ class ValidationPlan:
 
     def classic_checks(self) -> list[BaseAggregateCheck]:
         return [c for c in self.aggregate_checks if not isinstance(c, ObservableAggregateCheck)]
-
-    def aggregate_columns(self, *, row_counts: bool = True) -> list[Column]:
-        """Every aggregate of the run, aliased, for one ``agg``/``observe`` over :meth:`annotate`'s output.
-
-        Args:
-            row_counts: Include the per-regime row counts and per-check violation counts. The Arrow fast path
-                leaves them out and counts them from the collected bitmask instead (see
-                :func:`streaming_dq.engine.arrow.row_counts`): Spark's observed metrics are evaluated outside
-                whole-stage code generation, so every aggregate spared there is per-row work saved.
-        """
-        return list(self.memo(("aggregates", row_counts), lambda: self._aggregate_columns(row_counts)))
-
-    def _aggregate_columns(self, row_counts: bool) -> list[Column]:
-        cols: list[Column] = []
-        if row_counts:
-            cols += self._row_count_columns()
-        computed: dict[tuple[Any, ...], str] = {}  # state identity + regimes -> the alias that computes it
-        for k, check in enumerate(self.observable_checks()):
-            for g, group in enumerate(self.regimes.groups(check)):
-                if group.verdict.kind == "off":
-                    continue
-                where = self._regime_in(group.ordinals)
-                for sname, spec in check.state_specs().items():
-                    prefix = f"__a{k}_{g}__{sname}"
-                    identity = spec.identity
-                    shared_key = (*identity, frozenset(group.ordinals)) if identity is not None else None
-                    if shared_key is not None and shared_key in computed:
-                        self._shared[prefix] = computed[shared_key]
-                        continue
-                    if shared_key is not None:
-                        computed[shared_key] = prefix
-                    aggs = spec.aggregations(None if where is True else where)  # type: ignore[arg-type]
-                    for comp, col in aggs.items():
-                        cols.append(col.alias(f"{prefix}.{comp}"))
-        return cols
-
-    def _with_shared(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        """``values`` plus, for every state shared with an earlier check, that check's resolved components."""
-        out = dict(values)
-        if not self._shared:
-            return out
-        sharers: dict[str, list[str]] = {}
-        for alias, source in self._shared.items():
-            sharers.setdefault(source, []).append(alias)
-        for key, value in values.items():
-            prefix, dot, comp = key.partition(".")
-            for alias in sharers.get(prefix, ()) if dot else ():
-                out[f"{alias}.{comp}"] = value
-        return out
-
-    def _row_count_columns(self) -> list[Column]:
-        cols: list[Column] = []
-        fail, warn = self.row_fail_column(), self.row_warn_column()
-        for r in self.regimes.ordinals:
-            in_r = self.regimes.membership_column({r})
-            cols.append(F.count_if(in_r).alias(f"__n_{r}"))
-            cols.append(F.count_if(in_r & fail).alias(f"__fail_{r}"))
-            cols.append(F.count_if(in_r & ~fail & warn).alias(f"__warn_{r}"))
-        for i in range(self._n_flags):
-            cols.append(F.count_if(F.col(flag_column(i))).alias(f"__v_{i}"))
-        offset = 1 if self.malformed_column else 0
-        for j, row_check in enumerate(self.row_checks):
-            groups = self.regimes.groups(row_check)
-            if len(groups) < 2:
-                continue
-            for g, group in enumerate(groups):
-                if group.verdict.kind != "off":
-                    in_g = self.regimes.membership_column(group.ordinals)
-                    cols.append(
-                        F.count_if(F.col(flag_column(j + offset)) & in_g).alias(f"__v_{j + offset}_{g}")
-                    )
-        return cols
-
-    def decide(self, values: Mapping[str, Any], df: DataFrame | None = None) -> PlanOutcome:
-        """Turn resolved aggregate values into verdicts; runs classic aggregate checks on ``df`` if any."""
-        values = self._with_shared(values)
-        ordinals = self.regimes.ordinals
-        rows = {r: int(values.get(f"__n_{r}") or 0) for r in ordinals}
-        present = {r for r, n in rows.items() if n > 0}
-        outcome = PlanOutcome(
-            total=sum(rows.values()),
-            rows_by_regime={r: n for r, n in rows.items() if n > 0},
-            row_failed_by_regime={r: int(values.get(f"__fail_{r}") or 0) for r in present},
-            row_warned_by_regime={r: int(values.get(f"__warn_{r}") or 0) for r in present},
-            violations={i: int(values.get(f"__v_{i}") or 0) for i in range(self._n_flags)},
-            row_results=[],
-            aggregate_results=[],
-            raw=dict(values),
-            checks_by_id={c.check_id: c for c in [*self.row_checks, *self.aggregate_checks]},
-        )
-        outcome.row_results = self._row_results(outcome, present)
-        results: list[tuple[int, AggregateCheckResult]] = []
-        for k, check in enumerate(self.observable_checks()):
-            for g, group, folded in self._aggregate_units(check, present, rows):
-                if group.verdict.kind == "off":
-                    results.append((self.declaration_order[check.check_id], self._skipped(check, group)))
-                    continue
-                states = self._states(check, k, g, values)
-                for extra in folded:  # rows without an event time join the batch's largest regime
-                    more = self._states(check, k, extra, values)
-                    states = {name: state.merge(more[name]) for name, state in states.items()}
-                ev = check.evaluate_states(states, multiplier=group.multiplier)
-                results.append((self.declaration_order[check.check_id], self._wrap(check, group, ev, folded)))
-        for classic in self.classic_checks():
-            for _g, group, folded in self._aggregate_units(classic, present, rows):
-                if group.verdict.kind == "off":
-                    results.append((self.declaration_order[classic.check_id], self._skipped(classic, group)))
-                    continue
-                if df is None:
-                    raise ValueError("classic aggregate checks need the DataFrame")
-                groups = self.regimes.groups(classic)
-                scope = frozenset(group.ordinals).union(*(groups[x].ordinals for x in folded))
-                scoped = df if not self.regimes.split else df.filter(self.regimes.membership_column(scope))
-                scoped = scoped.select(
-                    *[F.col(f"`{c}`") for c in scoped.columns if not c.startswith("__dq_")]
-                )
-                ev = classic._evaluate_logic(scoped, multiplier=group.multiplier)
-                results.append(
-                    (self.declaration_order[classic.check_id], self._wrap(classic, group, ev, folded))
-                )
-        results.sort(key=lambda t: t[0])
-        outcome.aggregate_results = [r for _, r in results]
-        for _, res in results:
-            if res.status != "failed":
-                continue
-            for r in _ordinals_of(res.regime_mask):
-                if r not in present and outcome.total > 0:
-                    continue
-                outcome.agg_errors.setdefault(r, []).append((res.check, res.check_id, res.severity.value))
-                if res.severity in self.fail_levels:
-                    outcome.breached.add(r)
-        return outcome
-
-    def _states(
-        self, check: ObservableAggregateCheck, k: int, g: int, values: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        prefix = f"__a{k}_{g}__"
-        return check.decode_states(
-            {key[len(prefix) :]: v for key, v in values.items() if key.startswith(prefix)}
-        )
-
-    def _aggregate_units(
-        self, check: BaseAggregateCheck, present: set[int], rows: Mapping[int, int]
-    ) -> list[tuple[int, Any, tuple[int, ...]]]:
-        """(group index, group, groups folded into it) to judge: the NULL-event-time group joins the largest.
-
-        Aggregates are judged per regime present; rows without an event time have no date, so rather than
-        judging them as a population of their own (a handful of rows failing every volume check), their states
-        are merged into the group of the regime with the most rows in the batch.
-        """
-        shown = self._reported_groups(check, present)
-        null = self.regimes.null_ordinal
-        nulls = [g for g, grp in shown if null is not None and grp.ordinals == {null}]
-        others = [(g, grp) for g, grp in shown if g not in nulls]
-        if not nulls or not others:
-            return [(g, grp, ()) for g, grp in shown]
-        largest = max(others, key=lambda t: sum(rows.get(r, 0) for r in t[1].ordinals))[0]
-        return [(g, grp, tuple(nulls) if g == largest else ()) for g, grp in others]
-
-    def _reported_groups(self, check: BaseCheck, present: set[int]) -> list[tuple[int, Any]]:
-        groups = list(enumerate(self.regimes.groups(check)))
-        shown = [(g, grp) for g, grp in groups if grp.ordinals & present]
-        if shown:
-            return shown
-        base = [(g, grp) for g, grp in groups if 0 in grp.ordinals]
-        return base or groups[:1]
-
-    def _wrap(
-        self, check: BaseAggregateCheck, group: Any, ev: Any, folded: tuple[int, ...] = ()
-    ) -> AggregateCheckResult:
-        groups = self.regimes.groups(check)
-        key = group.key
-        for extra in folded:
-            key |= groups[extra].key
-        wrapped = check.wrap(
-            ev,
-            severity=group.verdict.severity,
-            multiplier=group.multiplier,
-            profiles=group.profiles,
-            regime=group.regime_names,
-        )
-        return replace(wrapped, regime_mask=key)
-
-    def _skipped(self, check: BaseAggregateCheck, group: Any) -> AggregateCheckResult:
-        return _with_group(
-            check.skipped(
-                severity=group.verdict.severity, profiles=group.profiles, regime=group.regime_names
-            ),
-            group,
-        )
-
-    def _row_results(self, outcome: PlanOutcome, present: set[int]) -> list[RowCheckOutcome]:
-        out = []
-        offset = 1 if self.malformed_column else 0
-        for j, check in enumerate(self.row_checks):
-            i = j + offset
-            all_groups = self.regimes.groups(check)
-            for g, group in self._reported_groups(check, present):
-                if group.verdict.kind == "off":
-                    violations, status = 0, "skipped"
-                else:
-                    key = f"__v_{i}" if len(all_groups) < 2 else f"__v_{i}_{g}"
-                    violations = int(outcome.raw.get(key) or 0)
-                    status = "failed" if violations else "passed"
-                total = sum(outcome.rows_by_regime.get(r, 0) for r in group.ordinals)
-                out.append(
-                    RowCheckOutcome(
-                        check=check,
-                        check_type=check.check_type,
-                        severity=group.verdict.severity,
-                        status=status,
-                        violations=violations,
-                        total=total,
-                        profiles=group.profiles,
-                        regime=group.regime_names,
-                    )
-                )
-        return out
-
-
-def _with_group(result: AggregateCheckResult, group: Any) -> AggregateCheckResult:
-    return replace(result, regime_mask=group.key)
-
-
-def _ordinals_of(key: int) -> list[int]:
-    return [i for i in range(key.bit_length()) if key >> i & 1]
 
 
 def _schema_key(df: DataFrame) -> str:

@@ -62,6 +62,7 @@ class RegimeTable:
             self.null_ordinal = None
         # Row checks group the regimes under which they behave alike; aggregate checks are judged separately
         # for every regime present (a day of a holiday is its own population even where no rule matches).
+        self._applied: dict[tuple[str, int], tuple[str, ...]] = {}
         self._groups: dict[str, list[OverrideGroup]] = {
             c.check_id: self._group(c, per_regime=isinstance(c, BaseAggregateCheck)) for c in checks
         }
@@ -94,6 +95,7 @@ class RegimeTable:
         applied: dict[tuple[bool, float, Severity, int], list[str]] = {}
         for r in self.ordinals:
             disabled, mult, sev, profs = self._overrides(check, r)
+            self._applied[(check.check_id, r)] = profs
             key = (disabled, mult, sev, r if per_regime else -1)
             by_key.setdefault(key, []).append(r)
             applied.setdefault(key, []).extend(profs)
@@ -117,6 +119,20 @@ class RegimeTable:
 
     def groups(self, check: BaseCheck) -> list[OverrideGroup]:
         return self._groups[check.check_id]
+
+    def groups_by_id(self, check_id: str) -> list[OverrideGroup]:
+        return self._groups[check_id]
+
+    def labels(self, check_id: str, ordinals: Iterable[int]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(profiles whose rules applied to the check, all profiles active) over the given regimes only.
+
+        A verdict covering some regimes of an override group is labelled with what was active for the rows it
+        describes, not with every regime the group could hold.
+        """
+        chosen = sorted(set(ordinals))
+        applied = tuple(dict.fromkeys(p for r in chosen for p in self._applied.get((check_id, r), ())))
+        active = tuple(dict.fromkeys(n for r in chosen for n in self.names(r)))
+        return applied, active
 
     def verdicts(self, check: BaseCheck) -> dict[int, Verdict]:
         return {r: g.verdict for g in self.groups(check) for r in g.ordinals}

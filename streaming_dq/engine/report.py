@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal
 from streaming_dq.core.base_check import BaseAggregateCheck
 
 if TYPE_CHECKING:
-    from streaming_dq.engine.plan import PlanOutcome
+    from streaming_dq.engine.decision import BatchDecision
 
 ReportStatus = Literal["passed", "failed", "skipped"]
 
@@ -29,7 +29,7 @@ class ValidationReport:
     lines: tuple[ReportLine, ...]
 
     @classmethod
-    def from_outcome(cls, outcome: PlanOutcome) -> ValidationReport:
+    def from_outcome(cls, outcome: BatchDecision) -> ValidationReport:
         lines: list[ReportLine] = []
         for r in outcome.row_results:
             details = (
@@ -82,6 +82,6 @@ class ValidationReport:
         return "\n".join(out).rstrip() + "\n"
 
 
-def _find_check(outcome: PlanOutcome, check_id: str) -> BaseAggregateCheck | None:
+def _find_check(outcome: BatchDecision, check_id: str) -> BaseAggregateCheck | None:
     check = outcome.checks_by_id.get(check_id)
     return check if isinstance(check, BaseAggregateCheck) else None

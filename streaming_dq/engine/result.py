@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from streaming_dq.core.results import AggregateCheckResult
 
 if TYPE_CHECKING:
-    from streaming_dq.engine.plan import PlanOutcome
+    from streaming_dq.engine.decision import BatchDecision
     from streaming_dq.engine.report import ValidationReport
 
 PASSED_COLUMN = "_dq_passed"
@@ -57,10 +57,10 @@ class BatchValidationResult:
     """
 
     df: DataFrame
-    aggregate_results: list[AggregateCheckResult]
+    aggregate_results: tuple[AggregateCheckResult, ...]
     input_columns: list[str]
     timestamp: datetime
-    outcome: PlanOutcome
+    outcome: BatchDecision
 
     def pass_df(self) -> DataFrame:
         """Rows that passed, with exactly the input columns (round-trips to the source schema)."""

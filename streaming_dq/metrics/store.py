@@ -17,7 +17,6 @@ columns nullable, timestamps ``timestamp[us, tz=UTC]``) before the first write.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,8 +29,9 @@ from streaming_dq.metrics.states import state_from_record
 from streaming_dq.metrics.windows import UTC_MICROS
 
 if TYPE_CHECKING:
-    from streaming_dq.core.base_check import ObservableAggregateCheck
     from streaming_dq.core.outcome import WindowOutcome
+    from streaming_dq.engine.values import BatchStates
+    from streaming_dq.tables import TableWriter
 
 __all__ = ["METRICS_SCHEMA", "MetricsStore", "batch_records", "metrics_table"]
 
@@ -71,7 +71,6 @@ METRICS_SCHEMA = pa.schema(
 )
 """The metrics table's schema: every column nullable."""
 
-_AGG_KEY = re.compile(r"^__a(\d+)_(\d+)__(.+)$")
 _STATE_SCOPES = ("window", "late", "no-event-time")
 
 
@@ -82,22 +81,14 @@ def _state_row(state: Any) -> dict[str, Any]:
     return row
 
 
-def _batch_state_rows(
-    observable_checks: Sequence[ObservableAggregateCheck], raw: Mapping[str, Any]
-) -> list[dict[str, Any]]:
-    """Decode the ``__a{k}_{g}__<state>.<component>`` values of the plan's aggregation into state rows."""
-    groups: dict[tuple[int, int], dict[str, Any]] = {}
-    for key, value in raw.items():
-        m = _AGG_KEY.match(key)
-        if m:
-            groups.setdefault((int(m.group(1)), int(m.group(2))), {})[m.group(3)] = value
+def _batch_state_rows(states: BatchStates, check_types: Mapping[str, str]) -> list[dict[str, Any]]:
+    """One row per state of every batch-scoped observable check and override group."""
     rows = []
-    for (k, g), values in sorted(groups.items()):
-        check = observable_checks[k]
-        for sname, state in check.decode_states(values).items():
+    for (check_id, group), named in sorted(states.items()):
+        for sname, state in named.items():
             rows.append(
-                {"scope": "batch", "check_id": check.check_id, "check_type": check.check_type,
-                 "override_group": g, "state_name": sname, "kind": state.kind, **_state_row(state)}
+                {"scope": "batch", "check_id": check_id, "check_type": check_types.get(check_id),
+                 "override_group": group, "state_name": sname, "kind": state.kind, **_state_row(state)}
             )  # fmt: skip
     return rows
 
@@ -131,8 +122,8 @@ def batch_records(
     gate: str,
     app_id: str,
     batch_id: int,
-    observable_checks: Sequence[ObservableAggregateCheck] = (),
-    raw: Mapping[str, Any] | None = None,
+    states: BatchStates | None = None,
+    check_types: Mapping[str, str] | None = None,
     update: WindowUpdate | None = None,
     written_at: datetime | None = None,
 ) -> pa.Table:
@@ -142,17 +133,16 @@ def batch_records(
         gate: The gate's name.
         app_id: The app transaction id (gate name + streaming query id).
         batch_id: The micro-batch id.
-        observable_checks: ``plan.observable_checks()`` (index ``k`` of the ``__a{k}_{g}__`` keys).
-        raw: ``PlanOutcome.raw``: the resolved aggregate values.
+        states: ``BatchDecision.states``: per (check id, override group), the batch's states.
+        check_types: The check type of each check id.
         update: The window accumulator's update for this batch.
         written_at: Commit time (default now, UTC).
 
     Example:
-        >>> table = batch_records(gate="orders", app_id="orders-q1", batch_id=7,
-        ...                       observable_checks=plan.observable_checks(), raw=outcome.raw,
-        ...                       update=window_update)  # doctest: +SKIP
+        >>> table = batch_records(gate="orders", app_id="orders-q1", batch_id=7, states=decision.states,
+        ...                       check_types={"volume": "row-count-min-check"}, update=window_update)  # doctest: +SKIP
     """
-    rows = _batch_state_rows(observable_checks, raw or {})
+    rows = _batch_state_rows(states or {}, check_types or {})
     if update is not None:
         rows += _window_rows(update)
     stamp = written_at or datetime.now(UTC)
@@ -170,10 +160,12 @@ def _commit_order(rec: Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 class MetricsStore:
-    """The gate's metrics Delta table (written with delta-rs).
+    """The gate's metrics Delta table, written through the gate's :class:`~streaming_dq.tables.TableWriter`.
 
     Args:
         path: The table's location.
+        writer: The writer back-end (default delta-rs; the gate passes its own, so that under ``writer: spark``
+            this table is written by Spark's Delta writer like every other).
         storage_options: delta-rs storage options (object stores).
 
     Example:
@@ -183,32 +175,33 @@ class MetricsStore:
         ...                                         update=window_update), app_id, batch_id)
     """
 
-    def __init__(self, path: str | Path, *, storage_options: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        writer: TableWriter | None = None,
+        storage_options: dict[str, str] | None = None,
+    ) -> None:
+        from streaming_dq.tables import DeltaRsWriter, DeltaTarget
+
         self.path = str(path)
         self.storage_options = storage_options
+        self.target = DeltaTarget(self.path, storage_options=dict(storage_options or {}))
+        self.writer: TableWriter = writer or DeltaRsWriter()
         self._created = False
 
     def ensure_table(self) -> None:
         """Create the table with :data:`METRICS_SCHEMA` unless it exists (explicitly: all columns nullable)."""
         if self._created:
             return
-        from deltalake import DeltaTable
-
-        DeltaTable.create(self.path, METRICS_SCHEMA, mode="ignore", storage_options=self.storage_options)
+        self.writer.ensure_table(self.target, METRICS_SCHEMA)
         self._created = True
-
-    def _table(self) -> Any:
-        from deltalake import DeltaTable
-
-        if not DeltaTable.is_deltatable(self.path, storage_options=self.storage_options):
-            return None
-        return DeltaTable(self.path, storage_options=self.storage_options)
 
     def committed(self, app_id: str, batch_id: int) -> bool:
         """Whether ``batch_id`` of ``app_id`` is already in the table (a replay)."""
-        table = self._table()
-        version = table.transaction_version(app_id) if table is not None else None
-        return version is not None and version >= batch_id
+        from streaming_dq.tables import AppTransaction
+
+        return self.writer.is_committed(self.target, AppTransaction(app_id, batch_id))
 
     records_for_batch = staticmethod(batch_records)
 
@@ -222,30 +215,22 @@ class MetricsStore:
             >>> store.write(rows, "orders-q1", 7)  # doctest: +SKIP
             True
         """
-        from deltalake import CommitProperties, Transaction, write_deltalake
+        from streaming_dq.tables import AppTransaction
 
         self.ensure_table()
-        if self.committed(app_id, batch_id):
-            return False
-        props = CommitProperties(
-            app_transactions=[Transaction(app_id, batch_id)],
-            custom_metadata={"streaming_dq.batch_id": str(batch_id), "streaming_dq.table": "metrics"},
-        )
         data = table.select(METRICS_SCHEMA.names).cast(METRICS_SCHEMA)
-        write_deltalake(
-            self.path, data, mode="append", commit_properties=props, storage_options=self.storage_options
-        )
-        return True
+        return self.writer.write_once(self.target, data, AppTransaction(app_id, batch_id))
 
     def read_table(self, gate: str | None = None) -> pa.Table:
         """All rows (of one gate), as stored."""
-        table = self._table()
-        if table is None:
-            return METRICS_SCHEMA.empty_table()
-        from streaming_dq.tables.reading import read_table, sql_literal
+        from deltalake import DeltaTable
 
+        from streaming_dq.tables.reading import sql_literal
+
+        if not DeltaTable.is_deltatable(self.path, storage_options=self.storage_options):
+            return METRICS_SCHEMA.empty_table()
         predicate = f"gate = {sql_literal(gate)}" if gate is not None else None
-        return read_table(self.path, storage_options=self.storage_options, predicate=predicate)
+        return self.writer.read(self.target, predicate=predicate)
 
     def read(self, gate: str) -> list[dict[str, Any]]:
         """One gate's rows as dicts, in commit order (for ``WindowAccumulator.restore``)."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -26,11 +27,15 @@ import pyarrow.compute as pc
 
 from streaming_dq.profiles.event_time import time_zone
 
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
 __all__ = [
     "UTC_MICROS",
     "max_event_time",
     "window_bounds",
     "window_date",
+    "window_start_column",
     "window_starts",
 ]
 
@@ -157,6 +162,38 @@ def window_starts(ts: pa.Array | pa.ChunkedArray, size: timedelta, timezone: str
         day_start = bounds[idx]
         starts = day_start + ((micros - day_start) // step) * step
     return pa.array(starts, pa.int64(), mask=~utc.is_valid().to_numpy(zero_copy_only=False)).cast(UTC_MICROS)
+
+
+def window_start_column(ts: Column, size: timedelta, timezone: str) -> Column:
+    """Spark form of :func:`window_starts`: each row's window start as epoch microseconds (UTC); NULL stays NULL.
+
+    Pure Spark expressions, so the Spark router groups rows by window on the executors. Independent of the
+    session time zone: the local date comes from :func:`~streaming_dq.profiles.event_time.event_date_column`,
+    and a local midnight is the instant whose UTC wall clock reads that midnight, moved into the zone with
+    ``to_utc_timestamp`` (a midnight skipped by a DST change becomes the transition instant, an ambiguous one
+    its first occurrence: the same instants :func:`window_bounds` picks). ``tests/spark/test_window_keys.py``
+    holds both forms equal across DST changes and odd offsets.
+
+    Example:
+        >>> df.groupBy(window_start_column(F.col("ts"), timedelta(days=1), "Europe/Berlin"))  # doctest: +SKIP
+    """
+    from pyspark.sql import functions as F
+
+    from streaming_dq.profiles.event_time import event_date_column
+
+    _check_size(size)
+    zone = time_zone(timezone).key
+    day = event_date_column(ts, zone)
+
+    def midnight(local_day: Column) -> Column:
+        wall = F.timestamp_seconds(F.unix_date(local_day).cast("long") * 86400)
+        return F.unix_micros(F.to_utc_timestamp(wall, zone))
+
+    if size >= _DAY:
+        return midnight(F.date_sub(day, F.pmod(F.unix_date(day), F.lit(size.days))))
+    step = size // timedelta(microseconds=1)
+    day_start = midnight(day)
+    return day_start + F.floor((F.unix_micros(ts) - day_start) / F.lit(step)) * F.lit(step)
 
 
 def _micros(ts: datetime) -> int:

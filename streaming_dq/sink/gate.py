@@ -4,11 +4,11 @@ Per batch:
 
 1. skip at once when every target already committed this batch id for this app id (a replay);
 2. compare the batch's schema with the pass table's (:mod:`~streaming_dq.sink.drift`);
-3. validate with the engine's fast path: ONE Spark job (``observe`` + ``toArrow``) yields the rows, every
-   aggregate, the per-check violation counts and the event-time range; the batch is persisted only when a
-   classic aggregate check needs further jobs over it;
-4. append the pass rows, the quarantined rows and the per-check results, each commit recording
-   ``(app id, batch id)`` so that a replay is recognised table by table;
+3. validate with the router (:mod:`~streaming_dq.sink.routing`): ONE aggregation pass yields the decision
+   (every aggregate, the per-check counts, the event-time range, the window states); the driver router
+   collects the rows in the same job, the Spark router keeps them on the executors;
+4. write the pass and quarantine rows, then the per-check results and the metrics states, each commit
+   recording ``(app id, batch id)`` so that a replay is recognised table by table;
 5. only then report a :class:`~streaming_dq.core.outcome.BatchOutcome` (``on_batch``, ``metrics``).
 
 A batch whose writes fail raises :class:`~streaming_dq.exceptions.TargetWriteError`: the query stops without
@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
-import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
@@ -36,6 +34,7 @@ from streaming_dq.exceptions import (
     GateFailedError,
     TargetWriteError,
 )
+from streaming_dq.metrics.accumulator import WindowUpdate
 from streaming_dq.profiles import Profile
 from streaming_dq.profiles.event_time import time_zone
 from streaming_dq.sink.checkpoint import clear_unstarted_offsets
@@ -47,9 +46,17 @@ from streaming_dq.sink.drift import (
     detect_drift,
     drift_action,
 )
-from streaming_dq.sink.records import BatchContext, RoutedBatch
+from streaming_dq.sink.records import BatchContext, RoutedBatch, check_outcomes
 from streaming_dq.sink.references import ReferenceResolver, ReferenceSpec
-from streaming_dq.sink.routing import fill_missing, route_drifted, route_validated
+from streaming_dq.sink.routing import (
+    ROUTINGS,
+    BatchJob,
+    Router,
+    Routing,
+    TargetRole,
+    choose_router,
+    fill_missing,
+)
 from streaming_dq.sink.schemas import (
     DEFAULT_MALFORMED_COLUMN,
     RESULTS_SCHEMA,
@@ -59,6 +66,7 @@ from streaming_dq.sink.schemas import (
 from streaming_dq.sink.windows import LateDataPolicy, MetricsTracker
 from streaming_dq.tables import AppTransaction, DeltaRsWriter, DeltaTarget, SparkDeltaWriter, TableWriter
 from streaming_dq.tables.spark import has_delta_extension
+from streaming_dq.tables.targets import writing
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -70,7 +78,6 @@ logger = logging.getLogger("streaming_dq.gate")
 
 WriterName = Literal["auto", "delta-rs", "spark"]
 AggregateFailurePolicy = Literal["quarantine-batch", "stop"]
-TargetRole = Literal["pass", "quarantine", "results"]
 QUERY_ID_PROPERTY = "sql.streaming.queryId"
 
 
@@ -100,6 +107,9 @@ class QualityGate:
         profiles: Rule profiles (need ``event_time``); a row with a NULL event time runs under no profile.
         writer: ``delta-rs``, ``spark`` (Delta's Spark writer), ``auto`` (spark when the session loads the
             Delta extension), or a :class:`TableWriter` instance.
+        routing: ``driver`` (collect each batch to the driver, split it in Arrow: one Spark job),
+            ``distributed`` (keep the rows on the executors; needs Spark's Delta writer) or ``auto``
+            (distributed when the writer is Spark's or the master is not local).
         on_aggregate_failure: ``quarantine-batch`` (the batch's rows go to quarantine with the failed
             aggregate in ``_dq_errors``) or ``stop`` (raise :class:`GateFailedError` before writing).
         schema_drift: ``merge``, ``quarantine`` or ``stop``; None applies the default policy (merge added
@@ -141,6 +151,7 @@ class QualityGate:
         timezone: str = "UTC",
         profiles: Sequence[Profile] = (),
         writer: WriterName | TableWriter = "auto",
+        routing: Routing = "auto",
         on_aggregate_failure: AggregateFailurePolicy = "quarantine-batch",
         schema_drift: DriftPolicy | None = None,
         malformed_column: str = DEFAULT_MALFORMED_COLUMN,
@@ -161,6 +172,7 @@ class QualityGate:
         if results_table is not None:
             self.targets["results"] = DeltaTarget.of(results_table)
         self.fail_levels = tuple(normalize_severity(s) for s in fail_levels)
+        self._fail_values = {s.value for s in self.fail_levels}
         self.event_time = event_time
         self.timezone = time_zone(timezone).key
         self.profiles = tuple(profiles)
@@ -179,6 +191,8 @@ class QualityGate:
             self._writer, self.writer_name = writer, writer.name
         else:
             self.writer_name = _choice(writer, get_args(WriterName), "targets.writer")
+        self.routing: Routing = _choice(routing, ROUTINGS, "gate.routing")
+        self._router: Router | None = None
         self._tables_ready = False
         # The plan (and the ~100s of Spark Columns it builds) is kept across batches while the input schema
         # stays the same: rebuilding it through py4j was a fixed cost per batch that grew with the checks.
@@ -268,17 +282,17 @@ class QualityGate:
     def _ensure_tables(self, schema: StructType, spark: SparkSession, batch_id: int | None) -> None:
         writer = self.writer_for(spark)
         pass_target = self.targets["pass"]
-        with _writing(pass_target, batch_id):
+        with writing(pass_target, batch_id):
             pass_schema = writer.ensure_table(
                 pass_target, arrow_schema_of(schema, drop=[self.malformed_column])
             )
         wanted = {"quarantine": quarantine_schema(pass_schema), "results": RESULTS_SCHEMA}
         for role, target in self.targets.items():
             if role != "pass":
-                with _writing(target, batch_id):
+                with writing(target, batch_id):
                     writer.ensure_table(target, wanted[role])
         if self.tracker is not None and self.metrics_target is not None:
-            with _writing(self.metrics_target, batch_id):
+            with writing(self.metrics_target, batch_id):
                 self.tracker.ensure_table()
         self._tables_ready = True
 
@@ -303,13 +317,27 @@ class QualityGate:
                 name = "spark" if has_delta_extension(spark) else "delta-rs"
             self._writer = SparkDeltaWriter(spark) if name == "spark" else DeltaRsWriter()
             logger.info("gate %r writes with %s", self.name, self._writer.name)
+        if self.tracker is not None:
+            self.tracker.use_writer(self._writer)
         return self._writer
+
+    def router_for(self, spark: SparkSession) -> Router:
+        """The router, chosen on first use (see :func:`~streaming_dq.sink.routing.choose_router`).
+
+        Raises:
+            ConfigError: ``distributed`` (or ``auto`` on a cluster) without Spark's Delta writer.
+        """
+        if self._router is None:
+            self._router = choose_router(self.routing, self.writer_for(spark), spark)
+            logger.info("gate %r routes rows with the %s router", self.name, self._router.name)
+        return self._router
 
     # -- one batch ---------------------------------------------------------------------------------------
 
     def _process(self, df: DataFrame, batch_id: int, started: float) -> BatchOutcome:
         spark = df.sparkSession
         writer = self.writer_for(spark)
+        router = self.router_for(spark)
         if not self._tables_ready:
             self._ensure_tables(df.schema, spark, batch_id)
         ctx = BatchContext(self.name, batch_id, self.app_id(spark), datetime.now(UTC))
@@ -324,54 +352,56 @@ class QualityGate:
                 self.name, batch_id, "skipped_replay", duration_seconds=time.monotonic() - started
             )
         malformed = self.malformed_column if self.malformed_column in df.columns else None
-        with _writing(self.targets["pass"], batch_id):
+        with writing(self.targets["pass"], batch_id):
             table_schema = writer.table_schema(self.targets["pass"])
         if table_schema is None:  # deleted while the stream runs: refuse rather than recreate it silently
             raise TargetWriteError(self.targets["pass"].uri, batch_id, "the pass table no longer exists")
         drift = detect_drift(table_schema, arrow_schema_of(df.schema, drop=[malformed]))
         action = self._drift_action(drift, batch_id)
+        job = BatchJob(ctx, table_schema, malformed, merge=action == "merge", event_time=self.event_time)
+        rows_pending: dict[TargetRole, DeltaTarget] = {
+            r: t for r, t in pending.items() if r in ("pass", "quarantine")
+        }
         if action == "quarantine":
-            routed = route_drifted(df, ctx, table_schema, drift, malformed, event_time=self.event_time)
+            routed = router.quarantine_whole(df, job, drift, writer, rows_pending)
         else:
             filled = fill_missing(df, table_schema, drift.missing) if action == "merge" else df
-            routed = self._route_validated(filled, ctx, table_schema, malformed, merge=action == "merge")
+            routed = self._route(router, filled, job, writer, rows_pending)
+        update = self._update_windows(routed, batch_id) if metrics_pending else None
+        results = pending.get("results")
+        if results is not None:  # the per-check results: the batch-complete marker of the three
+            with writing(results, batch_id):
+                writer.append(results, routed.results(ctx, update), txn)
         if metrics_pending:
-            self._update_windows(routed, batch_id)
-        self._commit(writer, routed, ctx, pending, merge=action == "merge")
-        if metrics_pending:
-            self._commit_metrics(routed, ctx)
-        return routed.outcome(ctx, "committed", started)
+            self._commit_metrics(routed, ctx, update)
+        return routed.outcome(ctx, "committed", started, update)
 
     def _metrics_committed(self, txn: AppTransaction) -> bool:
         assert self.tracker is not None and self.metrics_target is not None
-        with _writing(self.metrics_target, txn.version):
+        with writing(self.metrics_target, txn.version):
             return self.tracker.is_committed(txn.app_id, txn.version)
 
-    def _update_windows(self, routed: RoutedBatch, batch_id: int) -> None:
+    def _update_windows(self, routed: RoutedBatch, batch_id: int) -> WindowUpdate | None:
         """Merge the batch into the event-time windows (only for a batch the metrics table lacks)."""
         assert self.tracker is not None
-        update = self.tracker.update(batch_id, routed.window_inputs)
-        if update is not None:
-            routed.windows = update.outcomes
-            routed.rows_late = update.late_rows
-            routed.window_update = update
+        return self.tracker.update(batch_id, routed.window_states, routed.event_time.max)
 
-    def _commit_metrics(self, routed: RoutedBatch, ctx: BatchContext) -> None:
+    def _commit_metrics(self, routed: RoutedBatch, ctx: BatchContext, update: WindowUpdate | None) -> None:
         """The metrics table is written LAST: once it has the batch, every other target has it too."""
         assert self.tracker is not None and self.metrics_target is not None
-        with _writing(self.metrics_target, ctx.batch_id):
+        with writing(self.metrics_target, ctx.batch_id):
             self.tracker.commit(
                 app_id=ctx.app_id,
                 batch_id=ctx.batch_id,
-                plan=routed.plan,
-                outcome=routed.plan_outcome,
-                update=routed.window_update,
+                decision=routed.decision,
+                check_types={c.check_id: c.check_type for c in self.check_set},
+                update=update,
             )
 
     def _pending_targets(self, writer: TableWriter, txn: AppTransaction) -> dict[TargetRole, DeltaTarget]:
         pending: dict[TargetRole, DeltaTarget] = {}
         for role, target in self.targets.items():
-            with _writing(target, txn.version):
+            with writing(target, txn.version):
                 if not writer.is_committed(target, txn):
                     pending[role] = target
         return pending
@@ -399,35 +429,35 @@ class QualityGate:
             raise GateFailedError(self.name, batch_id, f"schema drift: {drift.describe()}", result=drift)
         return action
 
-    def _route_validated(
-        self, df: DataFrame, ctx: BatchContext, table_schema: pa.Schema, malformed: str | None, *, merge: bool
+    def _route(
+        self,
+        router: Router,
+        df: DataFrame,
+        job: BatchJob,
+        writer: TableWriter,
+        pending: Mapping[TargetRole, DeltaTarget],
     ) -> RoutedBatch:
-        plan = self._plan(df, malformed)
-        tracker = self.tracker
-        routed = route_validated(
-            plan,
-            df,
-            ctx,
-            table_schema,
-            malformed,
-            event_time=self.event_time,
-            merge=merge,
-            extra_columns=plan.memo("window-inputs", tracker.extra_columns) if tracker is not None else None,
-        )
-        if routed.breached and self.on_aggregate_failure == "stop":
-            levels = {s.value for s in self.fail_levels}
-            failed = [
-                c.check_id
-                for c in routed.checks
-                if c.kind == "aggregate" and c.status == "failed" and c.severity in levels
-            ]
-            logger.error(
-                "gate %r: batch %d failed aggregate check(s) %s: stopping", self.name, ctx.batch_id, failed
-            )
-            raise GateFailedError(
-                self.name, ctx.batch_id, f"aggregate check(s) failed: {failed}", result=routed.checks
-            )
-        return routed
+        """Validate, stop before writing when the policy says so, then write the rows."""
+        plan = self._plan(df, job.malformed)
+        with router.validate(plan, df, job) as validated:
+            decision = validated.decision
+            if decision.breached and self.on_aggregate_failure == "stop":
+                checks = check_outcomes(plan, decision)
+                failed = [
+                    c.check_id
+                    for c in checks
+                    if c.kind == "aggregate" and c.status == "failed" and c.severity in self._fail_values
+                ]
+                logger.error(
+                    "gate %r: batch %d failed aggregate check(s) %s: stopping",
+                    self.name,
+                    job.ctx.batch_id,
+                    failed,
+                )
+                raise GateFailedError(
+                    self.name, job.ctx.batch_id, f"aggregate check(s) failed: {failed}", result=checks
+                )
+            return validated.write(writer, pending)
 
     def _plan(self, df: DataFrame, malformed: str | None) -> ValidationPlan:
         if self.event_time and self.event_time not in df.columns:
@@ -453,31 +483,6 @@ class QualityGate:
         self._plan_cache = (key, plan)
         return plan
 
-    def _commit(
-        self,
-        writer: TableWriter,
-        routed: RoutedBatch,
-        ctx: BatchContext,
-        pending: Mapping[TargetRole, DeltaTarget],
-        *,
-        merge: bool,
-    ) -> None:
-        """Append to every pending target, pass first and results (the batch-complete marker) last."""
-        txn = AppTransaction(ctx.app_id, ctx.batch_id)
-        data: dict[TargetRole, tuple[pa.Table, bool]] = {
-            "pass": (routed.passed, merge),
-            "quarantine": (routed.quarantined, True),  # always merge: it follows the pass table's evolution
-            "results": (routed.results(ctx), False),
-        }
-        roles: tuple[TargetRole, ...] = ("pass", "quarantine", "results")
-        for role in roles:
-            target = pending.get(role)
-            if target is None:
-                continue
-            table, merge_schema = data[role]
-            with _writing(target, ctx.batch_id):
-                writer.append(target, table, txn, merge_schema=merge_schema)
-
     def _publish(self, outcome: BatchOutcome) -> None:
         """Report a committed (or skipped) batch; a failing callback is logged, never un-commits the batch."""
         callbacks: list[Callable[[BatchOutcome], None]] = []
@@ -493,17 +498,6 @@ class QualityGate:
 
     def __repr__(self) -> str:
         return f"QualityGate({self.name!r}, pass={self.targets['pass']}, quarantine={self.targets['quarantine']})"
-
-
-@contextmanager
-def _writing(target: DeltaTarget, batch_id: int | None) -> Iterator[None]:
-    """Turn any back-end error while touching ``target`` into a :class:`TargetWriteError`."""
-    try:
-        yield
-    except TargetWriteError:
-        raise
-    except Exception as exc:
-        raise TargetWriteError(target.uri, batch_id, f"{type(exc).__name__}: {exc}") from exc
 
 
 def _choice(value: Any, allowed: Sequence[str], field_path: str) -> Any:

@@ -1,7 +1,8 @@
-"""What one batch becomes: the Arrow tables for the three targets and the :class:`BatchOutcome` values.
+"""What one batch becomes: a frozen :class:`RoutedBatch`, the results table's rows and the :class:`BatchOutcome`.
 
-Pure pyarrow and plain values: nothing here runs Spark. The gate validates a batch (or, under schema drift,
-collects it as is) and hands the rows here to be shaped for the pass, quarantine and results tables.
+Pure pyarrow and plain values: nothing here runs Spark. A router validates a batch (or quarantines it whole
+under schema drift), writes its rows and reports here what it did; the quarantine shaping in Arrow is the
+driver router's (the Spark router shapes the same columns as Spark expressions).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any, cast
 
 import pyarrow as pa
@@ -17,8 +18,10 @@ import pyarrow.compute as pc
 
 from streaming_dq.core.outcome import BatchOutcome, BatchStatus, CheckOutcome, CheckStatus, WindowOutcome
 from streaming_dq.core.results import AggregateCheckResult
-from streaming_dq.engine.arrow import ERROR_TYPE
-from streaming_dq.engine.plan import MALFORMED_CHECK_ID, PlanOutcome, RowCheckOutcome, ValidationPlan
+from streaming_dq.engine.decision import BatchDecision, RowCheckOutcome
+from streaming_dq.engine.plan import MALFORMED_CHECK_ID, ValidationPlan
+from streaming_dq.engine.rules import ERROR_TYPE, ErrorEntry
+from streaming_dq.engine.values import EventTimeStats, WindowStates
 from streaming_dq.metrics.accumulator import WindowUpdate
 from streaming_dq.sink.schemas import (
     BATCH_ID_COLUMN,
@@ -32,8 +35,6 @@ from streaming_dq.sink.schemas import (
     quarantine_schema,
 )
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
 
 @dataclass(frozen=True)
 class BatchContext:
@@ -46,40 +47,63 @@ class BatchContext:
 
 
 @dataclass(frozen=True)
-class EventTimeStats:
-    """The batch's event-time range and how many (well-formed) rows had no event time."""
-
-    min: datetime | None = None
-    max: datetime | None = None
-    nulls: int = 0
-
-    @classmethod
-    def from_micros(cls, low: Any, high: Any, nulls: Any) -> EventTimeStats:
-        return cls(_from_micros(low), _from_micros(high), int(nulls or 0))
-
-
-@dataclass
 class RoutedBatch:
-    """The rows of one batch, shaped for each target, and the counts the outcome reports."""
+    """What a router did with one batch: where its rows went, the checks' verdicts, the windows' inputs.
 
-    passed: pa.Table
-    quarantined: pa.Table
-    checks: tuple[CheckOutcome, ...]
+    Attributes:
+        rows_in: Rows of the batch.
+        rows_passed: Rows for the pass table (warned rows included).
+        rows_quarantined: Rows for the quarantine table.
+        checks: Every check's verdict, declaration order.
+        rows_warned: Passed rows that carry a warning.
+        rows_malformed: Rows the source could not parse.
+        event_time: The batch's event-time range.
+        active_profiles: Profiles active for at least one row.
+        breached: A fail-level aggregate check failed.
+        decision: The engine's decision (None for a batch quarantined whole).
+        window_states: The window-scoped checks' states per window (None without any).
+    """
+
     rows_in: int
+    rows_passed: int
+    rows_quarantined: int
+    checks: tuple[CheckOutcome, ...]
     rows_warned: int = 0
     rows_malformed: int = 0
     event_time: EventTimeStats = field(default_factory=EventTimeStats)
     active_profiles: tuple[str, ...] = ()
-    breached: bool = False  # a fail-level aggregate check failed
-    plan_outcome: PlanOutcome | None = None  # the engine's verdicts (None for a batch quarantined whole)
-    window_inputs: pa.Table | None = None  # per-row inputs of window-scoped checks, from the same job
-    windows: tuple[WindowOutcome, ...] = ()
-    rows_late: int = 0
-    plan: ValidationPlan | None = None
-    window_update: WindowUpdate | None = None
+    breached: bool = False
+    decision: BatchDecision | None = None
+    window_states: WindowStates | None = None
 
-    def results(self, ctx: BatchContext) -> pa.Table:
-        """One row per check outcome for the results table."""
+    @classmethod
+    def decided(
+        cls,
+        plan: ValidationPlan,
+        decision: BatchDecision,
+        *,
+        rows_passed: int,
+        rows_quarantined: int,
+        rows_warned: int,
+        window_states: WindowStates | None,
+    ) -> RoutedBatch:
+        """A validated batch, whichever router wrote it."""
+        return cls(
+            rows_in=decision.total,
+            rows_passed=rows_passed,
+            rows_quarantined=rows_quarantined,
+            checks=check_outcomes(plan, decision),
+            rows_warned=rows_warned,
+            rows_malformed=decision.violations.get(0, 0) if plan.malformed_column else 0,
+            event_time=decision.event_time,
+            active_profiles=active_profiles(plan, decision),
+            breached=bool(decision.breached),
+            decision=decision,
+            window_states=window_states,
+        )
+
+    def results(self, ctx: BatchContext, update: WindowUpdate | None = None) -> pa.Table:
+        """One row per check outcome (and per window verdict) for the results table."""
         rows = [
             {
                 "gate": ctx.gate,
@@ -103,7 +127,7 @@ class RoutedBatch:
             }
             for c in self.checks
         ]
-        rows += [self._window_row(ctx, w) for w in self.windows]
+        rows += [self._window_row(ctx, w) for w in (update.outcomes if update is not None else ())]
         return pa.Table.from_pylist(rows, schema=RESULTS_SCHEMA)
 
     def _window_row(self, ctx: BatchContext, w: WindowOutcome) -> dict[str, Any]:
@@ -129,15 +153,17 @@ class RoutedBatch:
             "window_end": w.window_end,
         }
 
-    def outcome(self, ctx: BatchContext, status: BatchStatus, started: float) -> BatchOutcome:
+    def outcome(
+        self, ctx: BatchContext, status: BatchStatus, started: float, update: WindowUpdate | None = None
+    ) -> BatchOutcome:
         """The :class:`BatchOutcome` of this batch once its commits are done."""
         return BatchOutcome(
             gate=ctx.gate,
             batch_id=ctx.batch_id,
             status=status,
             rows_in=self.rows_in,
-            rows_passed=self.passed.num_rows,
-            rows_quarantined=self.quarantined.num_rows,
+            rows_passed=self.rows_passed,
+            rows_quarantined=self.rows_quarantined,
             rows_warned=self.rows_warned,
             rows_malformed=self.rows_malformed,
             rows_null_event_time=self.event_time.nulls,
@@ -147,8 +173,8 @@ class RoutedBatch:
             max_event_time=self.event_time.max,
             active_profiles=self.active_profiles,
             checks=self.checks,
-            windows=self.windows,
-            rows_late=self.rows_late,
+            windows=update.outcomes if update is not None else (),
+            rows_late=update.late_rows if update is not None else 0,
         )
 
 
@@ -172,13 +198,12 @@ def quarantine_rows(
     return conform(stamped, quarantine_schema(pass_schema), keep_extra=True)
 
 
-def error_entries(n: int, check: str, check_id: str, severity: str) -> pa.Array:
+def error_entries(n: int, entry: ErrorEntry) -> pa.Array:
     """The same one-entry ``_dq_errors`` list for ``n`` rows."""
-    entry = [{"check": check, "check-id": check_id, "severity": severity}]
-    return pa.array([entry] * n, ERROR_TYPE)
+    return pa.array([[entry.as_dict()]] * n, ERROR_TYPE)
 
 
-def check_outcomes(plan: ValidationPlan, outcome: PlanOutcome) -> tuple[CheckOutcome, ...]:
+def check_outcomes(plan: ValidationPlan, outcome: BatchDecision) -> tuple[CheckOutcome, ...]:
     """Every check's verdict in declaration order (the malformed-record guard first, when active)."""
     ordered: list[tuple[int, CheckOutcome]] = []
     if plan.malformed_column:
@@ -232,7 +257,7 @@ def _aggregate_outcome(a: AggregateCheckResult) -> CheckOutcome:
     )
 
 
-def active_profiles(plan: ValidationPlan, outcome: PlanOutcome) -> tuple[str, ...]:
+def active_profiles(plan: ValidationPlan, outcome: BatchDecision) -> tuple[str, ...]:
     """Names of the profiles active for at least one row of the batch."""
     names = (n for r in sorted(outcome.rows_by_regime) for n in plan.regimes.names(r))
     return tuple(dict.fromkeys(names))
@@ -251,10 +276,6 @@ def event_time_of(table: pa.Table, column: str | None, malformed: str | None) ->
     if malformed is not None and malformed in table.column_names:
         missing = pc.and_(missing, pc.is_null(table.column(malformed)))
     return EventTimeStats(bounds["min"].as_py(), bounds["max"].as_py(), int(pc.sum(missing).as_py() or 0))
-
-
-def _from_micros(value: Any) -> datetime | None:
-    return None if value is None else _EPOCH + timedelta(microseconds=int(value))
 
 
 def _number(value: Any) -> float | None:

@@ -1,159 +1,153 @@
-"""How a micro-batch becomes routed rows, in one Spark job either way.
+"""The two routers behind one interface: one decision per batch, rendered on the driver or on the executors.
 
-* :func:`route_validated`: the engine's fast path. ``observe`` + ``toArrow`` collect the rows with every
-  aggregate (row counts, per-check violation counts, aggregate check states, the event-time range), and the
-  split into pass and quarantine happens in Arrow.
-* :func:`route_drifted`: a batch quarantined whole because of schema drift. It is not validated (its checks
-  may reference columns it no longer has); every row is kept as JSON in ``_dq_raw``.
+A router turns a micro-batch into a decision (:meth:`Router.validate`) and then writes its rows
+(:meth:`ValidatedBatch.write`): every row to exactly one of the pass and quarantine tables. The gate takes
+the decision in between (``on-aggregate-failure: stop`` raises before anything is written) and writes the
+results and metrics tables itself, from the decision, through the same :class:`TableWriter`.
+
+* :class:`~streaming_dq.sink.driver_router.DriverRouter` (the embedded default): ``observe`` + ``toArrow``, one
+  Spark job; the split in pyarrow, delta-rs (or Spark) appends from the driver. Bounded by the driver's memory
+  and ``spark.driver.maxResultSize``.
+* :class:`~streaming_dq.sink.spark_router.SparkRouter` (clusters): persist, one aggregation job, two filtered
+  writes by Spark's Delta writer; rows never reach the driver.
+
+``routing: auto`` takes the Spark router whenever the writer is Spark's or the master is not local.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from streaming_dq.core.outcome import CheckOutcome
-from streaming_dq.engine.arrow import ArrowValidation, validate_to_arrow
-from streaming_dq.engine.plan import ValidationPlan
-from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
-from streaming_dq.sink.drift import DRIFT_CHECK_ID, SchemaDrift
-from streaming_dq.sink.records import (
-    BatchContext,
-    EventTimeStats,
-    RoutedBatch,
-    active_profiles,
-    check_outcomes,
-    error_entries,
-    event_time_of,
-    quarantine_rows,
-)
-from streaming_dq.sink.schemas import ERRORS_COLUMN, RAW_COLUMN, conform
+from streaming_dq.engine.rules import ErrorEntry
+from streaming_dq.exceptions import ConfigError
+from streaming_dq.sink.drift import DRIFT_CHECK_ID
+from streaming_dq.sink.records import BatchContext, RoutedBatch
+from streaming_dq.tables import AppTransaction, DeltaTarget, TableWriter
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, SparkSession
+
+    from streaming_dq.engine.decision import BatchDecision
+    from streaming_dq.engine.plan import ValidationPlan
+    from streaming_dq.sink.drift import SchemaDrift
+
+__all__ = [
+    "ROUTINGS",
+    "BatchJob",
+    "Router",
+    "RouterName",
+    "Routing",
+    "ValidatedBatch",
+    "choose_router",
+    "fill_missing",
+]
+
+Routing = Literal["auto", "driver", "distributed"]
+RouterName = Literal["driver", "distributed"]
+ROUTINGS: tuple[Routing, ...] = ("auto", "driver", "distributed")
+TargetRole = Literal["pass", "quarantine", "results"]
+
+DRIFT_ERROR = ErrorEntry("SchemaDrift", DRIFT_CHECK_ID, "critical")
 
 
-def route_validated(
-    plan: ValidationPlan,
-    df: DataFrame,
-    ctx: BatchContext,
-    table_schema: pa.Schema,
-    malformed: str | None,
-    *,
-    event_time: str | None,
-    merge: bool,
-    extra_columns: dict[str, Column] | None = None,
-) -> RoutedBatch:
-    """Validate ``df`` and shape its rows for the pass and quarantine tables.
+@dataclass(frozen=True)
+class BatchJob:
+    """What a router needs to know about the batch besides its rows.
 
-    Args:
-        plan: The batch's validation plan (``malformed`` is its malformed column, when the batch has one).
-        df: The batch.
-        ctx: The batch's identity.
-        table_schema: The pass table's current schema.
-        malformed: The corrupt-record column present in ``df``, or None.
-        event_time: The event-time column, whose range and NULL count are observed on the same job.
+    Attributes:
+        ctx: The batch's identity (gate, batch id, app id, validation time).
+        table_schema: The pass table's current schema (rows are conformed to it).
+        malformed: The corrupt-record column present in the batch, or None.
         merge: Keep the batch's extra columns (schema-drift ``merge``).
-        extra_columns: Per-row inputs of window-scoped checks, collected by the same job.
+        event_time: The event-time column, or None.
     """
-    aggregates = plan.memo(
-        ("event-time", event_time, malformed), lambda: event_time_aggregates(event_time, malformed)
-    )
-    validation = validate(plan, df, aggregates, extra_columns)
-    dropped = [malformed] if malformed else []
-    quarantined = validation.quarantined
-    extras = validation.extras
-    return RoutedBatch(
-        passed=conform(validation.passed.drop_columns(dropped), table_schema, keep_extra=merge),
-        quarantined=quarantine_rows(
-            quarantined.drop_columns(dropped),
-            quarantined.column(ERRORS_COLUMN),
-            quarantined.column(malformed) if malformed else None,
-            ctx,
-            table_schema,
-        ),
-        checks=check_outcomes(plan, validation.outcome),
-        rows_in=validation.outcome.total,
-        rows_warned=validation.warned,
-        rows_malformed=validation.outcome.violations.get(0, 0) if malformed else 0,
-        event_time=EventTimeStats.from_micros(
-            extras.get("et_min"), extras.get("et_max"), extras.get("et_nulls")
-        ),
-        active_profiles=active_profiles(plan, validation.outcome),
-        breached=bool(validation.outcome.breached),
-        plan_outcome=validation.outcome,
-        plan=plan,
-        window_inputs=validation.extra_columns if extra_columns else None,
-    )
+
+    ctx: BatchContext
+    table_schema: pa.Schema
+    malformed: str | None
+    merge: bool
+    event_time: str | None
+
+    @property
+    def txn(self) -> AppTransaction:
+        return AppTransaction(self.ctx.app_id, self.ctx.batch_id)
 
 
-def validate(
-    plan: ValidationPlan,
-    df: DataFrame,
-    extra_aggregates: dict[str, Column],
-    extra_columns: dict[str, Column] | None = None,
-) -> ArrowValidation:
-    """The engine's fast path; ``df`` is persisted only when classic aggregate checks rescan it.
+class ValidatedBatch(ABC):
+    """A batch whose decision is taken and whose rows are not written yet. Close it (a context manager)."""
+
+    decision: BatchDecision
+
+    @abstractmethod
+    def write(self, writer: TableWriter, pending: Mapping[TargetRole, DeltaTarget]) -> RoutedBatch:
+        """Write the rows to the ``pass`` and ``quarantine`` targets still pending; report what was routed."""
+
+    def close(self) -> None:  # noqa: B027 - nothing to release by default
+        """Release what validating held (a persisted batch)."""
+
+    def __enter__(self) -> ValidatedBatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Router(ABC):
+    """Validates a batch and writes its rows."""
+
+    name: ClassVar[RouterName]
+
+    @abstractmethod
+    def validate(self, plan: ValidationPlan, df: DataFrame, job: BatchJob) -> ValidatedBatch:
+        """Take the batch's decision (one aggregation pass)."""
+
+    @abstractmethod
+    def quarantine_whole(
+        self,
+        df: DataFrame,
+        job: BatchJob,
+        drift: SchemaDrift,
+        writer: TableWriter,
+        pending: Mapping[TargetRole, DeltaTarget],
+    ) -> RoutedBatch:
+        """Send every row to quarantine, unvalidated (schema drift): matching columns kept, each row's JSON in
+        ``_dq_raw``."""
+
+
+def choose_router(routing: Routing, writer: TableWriter, spark: SparkSession) -> Router:
+    """The router for ``routing`` with this writer and session.
 
     Raises:
-        MissingReferenceDatasetError: An integrity check's reference dataset is missing (unwrapped from the
-            engine's CheckEvaluationError so the caller sees the real cause).
+        ConfigError: ``distributed`` without Spark's Delta writer, or ``auto`` on a cluster without it (rows
+            would go through the driver: say so rather than do it silently).
     """
-    persist = bool(plan.classic_checks())
-    if persist:
-        df.persist()
-    try:
-        return validate_to_arrow(plan, df, extra_aggregates=extra_aggregates, extra_columns=extra_columns)
-    except CheckEvaluationError as exc:
-        if isinstance(exc.__cause__, MissingReferenceDatasetError):
-            raise exc.__cause__ from exc
-        raise
-    finally:
-        if persist:
-            df.unpersist()
+    from streaming_dq.sink.driver_router import DriverRouter
+    from streaming_dq.sink.spark_router import SparkRouter
+    from streaming_dq.tables import SparkDeltaWriter
 
-
-def event_time_aggregates(event_time: str | None, malformed: str | None) -> dict[str, Column]:
-    """Min/max event time (epoch microseconds) and the count of well-formed rows without one."""
-    if not event_time:
-        return {}
-    ts = F.col(event_time).cast("timestamp")
-    well_formed = F.col(malformed).isNull() if malformed else F.lit(True)
-    return {
-        "et_min": F.unix_micros(F.min(ts)),
-        "et_max": F.unix_micros(F.max(ts)),
-        "et_nulls": F.count_if(ts.isNull() & well_formed),
-    }
-
-
-def route_drifted(
-    df: DataFrame,
-    ctx: BatchContext,
-    table_schema: pa.Schema,
-    drift: SchemaDrift,
-    malformed: str | None,
-    *,
-    event_time: str | None,
-) -> RoutedBatch:
-    """The whole batch to quarantine in ONE job: matching columns kept, every row's JSON in ``_dq_raw``."""
-    data_cols = [c for c in df.columns if c != malformed]
-    payload = F.to_json(F.struct(*[F.col(f"`{c}`") for c in data_cols]))
-    raw = F.coalesce(F.col(f"`{malformed}`"), payload) if malformed else payload
-    rows = df.select(*[F.col(f"`{c}`") for c in df.columns], raw.alias(RAW_COLUMN)).toArrow()
-    changed = {c for c, _, _ in drift.changed}
-    kept = rows.select([c for c in table_schema.names if c in rows.column_names and c not in changed])
-    n = rows.num_rows
-    errors = error_entries(n, "SchemaDrift", DRIFT_CHECK_ID, "critical")
-    return RoutedBatch(
-        passed=table_schema.empty_table(),
-        quarantined=quarantine_rows(kept, errors, rows.column(RAW_COLUMN), ctx, table_schema),
-        checks=(
-            CheckOutcome(DRIFT_CHECK_ID, DRIFT_CHECK_ID, "aggregate", "critical", "failed", violations=n),
-        ),
-        rows_in=n,
-        rows_malformed=n - rows.column(malformed).null_count if malformed else 0,
-        event_time=event_time_of(rows, event_time, malformed),
-    )
+    spark_writer = isinstance(writer, SparkDeltaWriter)
+    local = (spark.conf.get("spark.master", "local") or "local").startswith("local")
+    name = routing if routing != "auto" else ("distributed" if spark_writer or not local else "driver")
+    if name == "driver":
+        return DriverRouter()
+    if not spark_writer:
+        why = (
+            "routing: distributed" if routing == "distributed" else "the master is not local (routing: auto)"
+        )
+        raise ConfigError(
+            f"{why} keeps the rows on the executors and needs Spark's Delta writer (writer: spark, with the "
+            f"delta-spark JARs loaded); the writer is {writer.name}. Load delta-spark, or set routing: driver "
+            "to collect every batch to the driver on purpose",
+            field_path="gate.routing",
+        )
+    return SparkRouter()
 
 
 def fill_missing(df: DataFrame, table_schema: pa.Schema, missing: Sequence[str]) -> DataFrame:
@@ -165,3 +159,16 @@ def fill_missing(df: DataFrame, table_schema: pa.Schema, missing: Sequence[str])
     return df.withColumns(
         {c: F.lit(None).cast(from_arrow_type(table_schema.field(c).type, False)) for c in missing}
     )
+
+
+def drift_raw_column(df: DataFrame, malformed: str | None) -> Column:
+    """``_dq_raw`` of a batch quarantined whole: the malformed text, else the row's JSON (every field kept)."""
+    data_cols = [c for c in df.columns if c != malformed]
+    payload = F.to_json(F.struct(*[F.col(f"`{c}`") for c in data_cols]))
+    return F.coalesce(F.col(f"`{malformed}`"), payload) if malformed else payload
+
+
+def drift_kept_columns(df: DataFrame, table_schema: pa.Schema, drift: SchemaDrift) -> list[str]:
+    """The batch columns a drifted batch keeps as columns: the table's, unless their type changed."""
+    changed = {c for c, _, _ in drift.changed}
+    return [c for c in table_schema.names if c in df.columns and c not in changed]

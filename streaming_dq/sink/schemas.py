@@ -11,11 +11,15 @@ Two delta-rs pitfalls shape everything here (see the facts reference, section 2.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from pyspark.sql.types import StringType, StructField, StructType
 
-from streaming_dq.engine.arrow import ERROR_TYPE
+from streaming_dq.engine.rules import ERROR_TYPE
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 ERRORS_COLUMN = "_dq_errors"
 VALIDATION_TS_COLUMN = "_dq_validation_ts"
@@ -157,3 +161,27 @@ def conform(table: pa.Table, schema: pa.Schema, *, keep_extra: bool = False) -> 
                 arrays.append(table.column(name).cast(target.type))
                 fields.append(target)
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def conform_frame(df: DataFrame, schema: pa.Schema, *, keep_extra: bool = False) -> DataFrame:
+    """The Spark form of :func:`conform`: ``df``'s columns in ``schema``'s order and types, missing ones NULL.
+
+    Lazy; casting a column to its own type costs nothing. For writes by the executors (the Spark router).
+
+    Args:
+        df: The rows.
+        schema: The target table's schema.
+        keep_extra: Append the columns ``schema`` lacks, for a schema-merging write.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    present = set(df.columns)
+    cols = []
+    for f in schema:
+        spark_type = from_arrow_type(f.type)
+        source = F.col(f"`{f.name}`") if f.name in present else F.lit(None)
+        cols.append(source.cast(spark_type).alias(f.name))
+    if keep_extra:
+        cols += [F.col(f"`{c}`") for c in df.columns if c not in schema.names]
+    return df.select(*cols)

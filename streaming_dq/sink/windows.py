@@ -1,9 +1,9 @@
 """The gate's accumulated metrics: per-batch states of every observable check and event-time windows.
 
 :class:`MetricsTracker` binds the metrics store (a Delta table written with the batch's app transaction, last
-of all targets) to the window accumulator (in-memory, rebuilt from the store at start-up and after a failed
-batch). Window inputs ride on the batch's single Spark job as extra columns; the per-window states are
-grouped in Arrow.
+of all targets, through the gate's writer) to the window accumulator (in-memory, rebuilt from the store at
+start-up and after a failed batch). The per-window states come from the router: grouped in Arrow by the
+driver router, in the aggregation job by the Spark router.
 """
 
 from __future__ import annotations
@@ -13,23 +13,17 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
-import pyarrow as pa
-from pyspark.sql import Column
-
 from streaming_dq.core.base_check import ObservableAggregateCheck
-from streaming_dq.metrics.accumulator import (
-    EVENT_TIME_COLUMN,
-    WindowAccumulator,
-    WindowUpdate,
-    batch_window_states,
-    window_state_columns,
-)
+from streaming_dq.metrics.accumulator import WindowAccumulator, WindowUpdate
 from streaming_dq.metrics.store import MetricsStore
-from streaming_dq.metrics.windows import max_event_time
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from streaming_dq.config.check_set import CheckSet
-    from streaming_dq.engine.plan import PlanOutcome, ValidationPlan
+    from streaming_dq.engine.decision import BatchDecision
+    from streaming_dq.engine.values import WindowStates
+    from streaming_dq.tables import TableWriter
 
 logger = logging.getLogger("streaming_dq.gate")
 
@@ -99,28 +93,26 @@ class MetricsTracker:
     def is_committed(self, app_id: str, batch_id: int) -> bool:
         return self.store.committed(app_id, batch_id)
 
-    def extra_columns(self) -> dict[str, Column]:
-        """Per-row window inputs for the batch's single job (empty without window-scoped checks)."""
-        if not self.window_checks or not self.event_time:
-            return {}
-        return window_state_columns(self.window_checks, self.event_time)
+    def use_writer(self, writer: TableWriter) -> None:
+        """Write the metrics table with the gate's writer (chosen on the first batch)."""
+        self.store.writer = writer
 
-    def update(self, batch_id: int, inputs: pa.Table | None) -> WindowUpdate | None:
-        """Merge one (not yet committed) batch's window states; None without window checks or inputs."""
-        if not self.window_checks or inputs is None or EVENT_TIME_COLUMN not in inputs.column_names:
+    def update(
+        self, batch_id: int, window_states: WindowStates | None, max_event_time: datetime | None
+    ) -> WindowUpdate | None:
+        """Merge one (not yet committed) batch's window states; None without window checks or states."""
+        if not self.window_checks or window_states is None:
             return None
         self._refresh()
-        states = batch_window_states(self.window_checks, inputs, timezone=self.timezone)
-        latest = max_event_time(inputs.column(EVENT_TIME_COLUMN))
-        return self.accumulator.update(batch_id, states, latest)
+        return self.accumulator.update(batch_id, window_states, max_event_time)
 
     def commit(
         self,
         *,
         app_id: str,
         batch_id: int,
-        plan: ValidationPlan | None,
-        outcome: PlanOutcome | None,
+        decision: BatchDecision | None,
+        check_types: dict[str, str],
         update: WindowUpdate | None,
     ) -> bool:
         """Write the batch's states (and window results) with the batch's app transaction; False if skipped."""
@@ -128,8 +120,8 @@ class MetricsTracker:
             gate=self.gate,
             app_id=app_id,
             batch_id=batch_id,
-            observable_checks=plan.observable_checks() if plan is not None else (),
-            raw=outcome.raw if outcome is not None else {},
+            states=decision.states if decision is not None else {},
+            check_types=check_types,
             update=update,
         )
         return self.store.write(table, app_id, batch_id)

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import pyarrow as pa
+
+from streaming_dq.exceptions import TargetWriteError
 
 
 @dataclass(frozen=True)
@@ -114,3 +117,15 @@ class TableWriter(ABC):
             return False
         self.append(target, data, txn, merge_schema=merge_schema)
         return True
+
+
+@contextmanager
+def writing(target: DeltaTarget, batch_id: int | None) -> Iterator[None]:
+    """Turn any back-end error while touching ``target`` into a :class:`TargetWriteError` (the batch fails and
+    Spark replays it)."""
+    try:
+        yield
+    except TargetWriteError:
+        raise
+    except Exception as exc:
+        raise TargetWriteError(target.uri, batch_id, f"{type(exc).__name__}: {exc}") from exc

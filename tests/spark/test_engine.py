@@ -214,7 +214,7 @@ def test_checks_asking_for_the_same_state_share_one_aggregate(spark) -> None:  #
     plan = ValidationPlan(CheckSet.from_dicts(raws))
     # rows (count, shared by the volume checks and the completeness check), moments of amount (n, mean, m2:
     # shared by the mean and stddev checks), amount not NULL (count), amount NULL (count)
-    assert len(plan.aggregate_columns(row_counts=False)) == 6
+    assert len(plan.layout.observed_columns()) == 6
 
     df = spark.createDataFrame(ROWS, SCHEMA)
     together = BatchDQEngine(CheckSet.from_dicts(raws)).run_batch(df).aggregate_results

@@ -124,27 +124,27 @@ def test_restore_from_the_delta_table_after_a_restart_equals_an_uninterrupted_ru
     assert (acc.late_rows_total, acc.null_event_time_rows_total) == (1, 1)
 
 
-def test_batch_states_of_every_observable_check_are_decoded_per_override_group(tmp_path: Path) -> None:
-    checks = [RowCountMinCheck("rows", min_count=1), MeanOf("mean")]
-    raw = {
-        "__a0_0__rows.n": 4,
-        "__a0_1__rows.n": 6,
-        "__a1_0__x.n": 2,
-        "__a1_0__x.mean": 3.0,
-        "__a1_0__x.m2": 2.0,
-        "__n_0": 10,  # not a state
+def test_batch_states_of_every_observable_check_are_written_per_override_group(tmp_path: Path) -> None:
+    types = {"rows": "row-count-min-check", "mean": "mean-check"}
+    states = {
+        ("rows", 0): {"rows": CountState(4)},
+        ("rows", 1): {"rows": CountState(6)},
+        ("mean", 0): {"x": MomentsState(2, 3.0, 2.0)},
     }
     store = MetricsStore(tmp_path / "m")
-    rows = store.records_for_batch(gate="g", app_id="a", batch_id=0, observable_checks=checks, raw=raw)
-    assert [(r["check_id"], r["override_group"], r["state_name"], r["n"]) for r in rows.to_pylist()] == [
-        ("rows", 0, "rows", 4),
-        ("rows", 1, "rows", 6),
-        ("mean", 0, "x", 2),
+    rows = store.records_for_batch(gate="g", app_id="a", batch_id=0, states=states, check_types=types)
+    assert [
+        (r["check_id"], r["check_type"], r["override_group"], r["state_name"], r["n"])
+        for r in rows.to_pylist()
+    ] == [
+        ("mean", "mean-check", 0, "x", 2),
+        ("rows", "row-count-min-check", 0, "rows", 4),
+        ("rows", "row-count-min-check", 1, "rows", 6),
     ]
     assert store.write(rows, "a", 0)
-    raw2 = {"__a0_0__rows.n": 5, "__a1_0__x.n": 2, "__a1_0__x.mean": 5.0, "__a1_0__x.m2": 2.0}
+    states2 = {("rows", 0): {"rows": CountState(5)}, ("mean", 0): {"x": MomentsState(2, 5.0, 2.0)}}
     assert store.write(
-        batch_records(gate="g", app_id="a", batch_id=1, observable_checks=checks, raw=raw2), "a", 1
+        batch_records(gate="g", app_id="a", batch_id=1, states=states2, check_types=types), "a", 1
     )
     assert store.batches("g", check="rows").column("n").to_pylist() == [4, 6, 5]
     assert store.lifetime("g") == {

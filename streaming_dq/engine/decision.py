@@ -1,0 +1,303 @@
+"""The decision about one batch: a frozen value both routers render (and the batch engine reports).
+
+:func:`decide` reads only typed inputs (:class:`~streaming_dq.engine.values.BatchAggregates` from one
+aggregation pass, whichever form computed it) and the plan's checks and regimes. The only Spark work it may do
+is for *classic* aggregate checks (groupBy, join, distinct), which cannot ride on the pass and rescan the
+batch they are given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck, BaseRowCheck, ObservableAggregateCheck
+from streaming_dq.core.results import AggregateCheckResult
+from streaming_dq.core.severity import Severity
+from streaming_dq.engine.regimes import OverrideGroup
+from streaming_dq.engine.rules import ErrorEntry
+from streaming_dq.engine.values import BatchAggregates, BatchStates, EventTimeStats, merge_named_states
+from streaming_dq.metrics.states import empty_state
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from streaming_dq.engine.plan import ValidationPlan
+
+__all__ = ["BatchDecision", "RowCheckOutcome", "decide"]
+
+
+@dataclass(frozen=True)
+class RowCheckOutcome:
+    """A row check's verdict over the batch (per override group when profiles split it)."""
+
+    check: BaseRowCheck
+    check_type: str
+    severity: Severity
+    status: str  # passed / failed / skipped
+    violations: int
+    total: int
+    profiles: tuple[str, ...] = ()
+    regime: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BatchDecision:
+    """What one aggregation pass decided about a batch.
+
+    Attributes:
+        total: Rows in the batch.
+        rows_by_regime: Rows per regime ordinal present.
+        failed_by_regime: Rows failed by fail-level row checks, per regime present.
+        warned_by_regime: Rows not failed on which a warn-level row check fired, per regime present.
+        violations: Rows on which each flag fired (flag 0 is the malformed guard when there is one).
+        row_results: The row checks' results, declaration order.
+        aggregate_results: The aggregate results, declaration order (several per check when regimes split it).
+        breached: Regimes whose rows all fail because a fail-level aggregate failed there.
+        agg_errors: Per regime, the failed aggregates every row of that regime carries in ``_dq_errors``.
+        states: The batch-scoped observable checks' states per override group present (the metrics table's
+            ``batch`` rows).
+        event_time: The batch's event-time range.
+        checks_by_id: The plan's checks (reports read their wording from them).
+    """
+
+    total: int
+    rows_by_regime: Mapping[int, int]
+    failed_by_regime: Mapping[int, int]
+    warned_by_regime: Mapping[int, int]
+    violations: Mapping[int, int]
+    row_results: tuple[RowCheckOutcome, ...]
+    aggregate_results: tuple[AggregateCheckResult, ...]
+    breached: frozenset[int] = frozenset()
+    agg_errors: Mapping[int, tuple[ErrorEntry, ...]] = field(default_factory=dict)
+    states: BatchStates = field(default_factory=dict)
+    event_time: EventTimeStats = field(default_factory=EventTimeStats)
+    checks_by_id: Mapping[str, BaseCheck] = field(default_factory=dict)
+
+    @property
+    def warned_regimes(self) -> frozenset[int]:
+        """Regimes whose passing rows all carry a warning: a failed aggregate that does not fail rows."""
+        return frozenset(r for r, errors in self.agg_errors.items() if errors) - self.breached
+
+    @property
+    def passed_records(self) -> int:
+        return sum(
+            n - self.failed_by_regime.get(r, 0)
+            for r, n in self.rows_by_regime.items()
+            if r not in self.breached
+        )
+
+    @property
+    def failed_records(self) -> int:
+        return self.total - self.passed_records
+
+    @property
+    def warning_records(self) -> int:
+        warned = 0
+        for r, n in self.rows_by_regime.items():
+            if r in self.breached:
+                continue
+            if r in self.warned_regimes:
+                warned += n - self.failed_by_regime.get(r, 0)
+            else:
+                warned += self.warned_by_regime.get(r, 0)
+        return warned
+
+
+def decide(
+    plan: ValidationPlan, aggregates: BatchAggregates, frame: DataFrame | None = None
+) -> BatchDecision:
+    """Turn one pass's aggregates into the batch's verdicts.
+
+    Args:
+        plan: The batch's plan.
+        aggregates: The pass's values.
+        frame: The annotated batch, for classic aggregate checks (required when the plan has any).
+
+    Raises:
+        ValueError: The plan has classic aggregate checks and no ``frame`` was given.
+    """
+    counts = aggregates.counts
+    rows = {r: counts.rows.get(r, 0) for r in plan.regimes.ordinals}
+    present = {r for r, n in rows.items() if n > 0}
+    results: list[tuple[int, AggregateCheckResult]] = []
+    for check in plan.observable_checks():
+        for g, group, folded in _aggregate_units(plan, check, present, rows):
+            order = plan.declaration_order[check.check_id]
+            if group.verdict.kind == "off":
+                results.append((order, _skipped(check, group)))
+                continue
+            states = _states(check, g, aggregates.states)
+            for extra in folded:  # rows without an event time join the batch's largest regime
+                states = merge_named_states(states, _states(check, extra, aggregates.states))
+            ev = check.evaluate_states(states, multiplier=group.multiplier)
+            results.append((order, _wrap(plan, check, group, ev, folded)))
+    for classic in plan.classic_checks():
+        results += _classic_results(plan, classic, present, rows, frame)
+    results.sort(key=lambda t: t[0])
+    aggregate_results = tuple(r for _, r in results)
+    breached, agg_errors = _aggregate_effects(plan, aggregate_results, present, sum(rows.values()))
+    return BatchDecision(
+        total=sum(rows.values()),
+        rows_by_regime={r: n for r, n in rows.items() if n > 0},
+        failed_by_regime={r: counts.failed.get(r, 0) for r in present},
+        warned_by_regime={r: counts.warned.get(r, 0) for r in present},
+        violations={i: counts.fired_in(i) for i in range(plan.rules.n_flags)},
+        row_results=_row_results(plan, aggregates, present),
+        aggregate_results=aggregate_results,
+        breached=breached,
+        agg_errors=agg_errors,
+        states=_present_states(plan, aggregates.states, present),
+        event_time=aggregates.event_time,
+        checks_by_id={c.check_id: c for c in [*plan.row_checks, *plan.aggregate_checks]},
+    )
+
+
+def _states(check: ObservableAggregateCheck, g: int, states: BatchStates) -> dict[str, Any]:
+    found = states.get((check.check_id, g))
+    if found is not None:
+        return dict(found)
+    return {name: empty_state(spec.kind) for name, spec in check.state_specs().items()}
+
+
+def _present_states(plan: ValidationPlan, states: BatchStates, present: set[int]) -> dict[Any, Any]:
+    out = {}
+    for (check_id, g), named in states.items():
+        group = plan.regimes.groups_by_id(check_id)[g]
+        if group.verdict.kind != "off" and group.ordinals & present:
+            out[(check_id, g)] = dict(named)
+    return out
+
+
+def _classic_results(
+    plan: ValidationPlan,
+    check: BaseAggregateCheck,
+    present: set[int],
+    rows: Mapping[int, int],
+    frame: DataFrame | None,
+) -> list[tuple[int, AggregateCheckResult]]:
+    from pyspark.sql import functions as F
+
+    out = []
+    order = plan.declaration_order[check.check_id]
+    groups = plan.regimes.groups(check)
+    for _g, group, folded in _aggregate_units(plan, check, present, rows):
+        if group.verdict.kind == "off":
+            out.append((order, _skipped(check, group)))
+            continue
+        if frame is None:
+            raise ValueError("classic aggregate checks need the DataFrame")
+        scope = frozenset(group.ordinals).union(*(groups[x].ordinals for x in folded))
+        scoped = frame if not plan.regimes.split else frame.filter(plan.regimes.membership_column(scope))
+        scoped = scoped.select(*[F.col(f"`{c}`") for c in scoped.columns if not c.startswith("__dq_")])
+        ev = check._evaluate_logic(scoped, multiplier=group.multiplier)
+        out.append((order, _wrap(plan, check, group, ev, folded)))
+    return out
+
+
+def _aggregate_effects(
+    plan: ValidationPlan, results: Sequence[AggregateCheckResult], present: set[int], total: int
+) -> tuple[frozenset[int], dict[int, tuple[ErrorEntry, ...]]]:
+    """Which regimes fail whole (breached) and which failed aggregates each regime's rows carry."""
+    breached: set[int] = set()
+    errors: dict[int, list[ErrorEntry]] = {}
+    for res in results:
+        if res.status != "failed":
+            continue
+        for r in _ordinals_of(res.regime_mask):
+            if r not in present and total > 0:
+                continue
+            errors.setdefault(r, []).append(ErrorEntry(res.check, res.check_id, res.severity.value))
+            if res.severity in plan.fail_levels:
+                breached.add(r)
+    return frozenset(breached), {r: tuple(e) for r, e in errors.items()}
+
+
+def _aggregate_units(
+    plan: ValidationPlan, check: BaseAggregateCheck, present: set[int], rows: Mapping[int, int]
+) -> list[tuple[int, OverrideGroup, tuple[int, ...]]]:
+    """(group index, group, groups folded into it) to judge: the NULL-event-time group joins the largest.
+
+    Aggregates are judged per regime present; rows without an event time have no date, so rather than
+    judging them as a population of their own (a handful of rows failing every volume check), their states
+    are merged into the group of the regime with the most rows in the batch.
+    """
+    shown = _reported_groups(plan, check, present)
+    null = plan.regimes.null_ordinal
+    nulls = [g for g, grp in shown if null is not None and grp.ordinals == {null}]
+    others = [(g, grp) for g, grp in shown if g not in nulls]
+    if not nulls or not others:
+        return [(g, grp, ()) for g, grp in shown]
+    largest = max(others, key=lambda t: sum(rows.get(r, 0) for r in t[1].ordinals))[0]
+    return [(g, grp, tuple(nulls) if g == largest else ()) for g, grp in others]
+
+
+def _reported_groups(plan: ValidationPlan, check: BaseCheck, present: set[int]) -> list[tuple[int, Any]]:
+    groups = list(enumerate(plan.regimes.groups(check)))
+    shown = [(g, grp) for g, grp in groups if grp.ordinals & present]
+    if shown:
+        return shown
+    base = [(g, grp) for g, grp in groups if 0 in grp.ordinals]
+    return base or groups[:1]
+
+
+def _wrap(
+    plan: ValidationPlan,
+    check: BaseAggregateCheck,
+    group: OverrideGroup,
+    ev: Any,
+    folded: tuple[int, ...] = (),
+) -> AggregateCheckResult:
+    groups = plan.regimes.groups(check)
+    key = group.key
+    for extra in folded:
+        key |= groups[extra].key
+    wrapped = check.wrap(
+        ev,
+        severity=group.verdict.severity,
+        multiplier=group.multiplier,
+        profiles=group.profiles,
+        regime=group.regime_names,
+    )
+    return replace(wrapped, regime_mask=key)
+
+
+def _skipped(check: BaseAggregateCheck, group: OverrideGroup) -> AggregateCheckResult:
+    skipped = check.skipped(
+        severity=group.verdict.severity, profiles=group.profiles, regime=group.regime_names
+    )
+    return replace(skipped, regime_mask=group.key)
+
+
+def _row_results(
+    plan: ValidationPlan, aggregates: BatchAggregates, present: set[int]
+) -> tuple[RowCheckOutcome, ...]:
+    out = []
+    offset = 1 if plan.malformed_column else 0
+    for j, check in enumerate(plan.row_checks):
+        i = j + offset
+        for _g, group in _reported_groups(plan, check, present):
+            if group.verdict.kind == "off":
+                violations, status = 0, "skipped"
+            else:
+                violations = aggregates.counts.fired_in(i, group.ordinals)
+                status = "failed" if violations else "passed"
+            profiles, regime = plan.regimes.labels(check.check_id, group.ordinals & present)
+            out.append(
+                RowCheckOutcome(
+                    check=check,
+                    check_type=check.check_type,
+                    severity=group.verdict.severity,
+                    status=status,
+                    violations=violations,
+                    total=sum(aggregates.counts.rows.get(r, 0) for r in group.ordinals),
+                    profiles=profiles,
+                    regime=regime,
+                )
+            )
+    return tuple(out)
+
+
+def _ordinals_of(key: int) -> list[int]:
+    return [i for i in range(key.bit_length()) if key >> i & 1]

@@ -1,0 +1,173 @@
+"""The driver router (the embedded default): one Spark job per batch, the rows split in Arrow on the driver.
+
+``observe`` + ``toArrow`` collect the rows with every aggregate (the states of the observable checks, the
+event-time range); the counts are taken from the collected bitmask, the window states are grouped in Arrow,
+and the split into pass and quarantine happens in pyarrow. The writer appends Arrow tables (delta-rs by
+default). Every row passes through the driver: bounded by its memory and ``spark.driver.maxResultSize``; on a
+cluster choose the Spark router.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from streaming_dq.core.outcome import CheckOutcome
+from streaming_dq.engine.arrow import ArrowSplit, Collected, collect, split
+from streaming_dq.engine.decision import decide
+from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
+from streaming_dq.metrics.accumulator import EVENT_TIME_COLUMN, batch_window_states, window_state_columns
+from streaming_dq.sink.drift import DRIFT_CHECK_ID
+from streaming_dq.sink.records import RoutedBatch, error_entries, event_time_of, quarantine_rows
+from streaming_dq.sink.routing import (
+    DRIFT_ERROR,
+    BatchJob,
+    Router,
+    TargetRole,
+    ValidatedBatch,
+    drift_kept_columns,
+    drift_raw_column,
+)
+from streaming_dq.sink.schemas import ERRORS_COLUMN, RAW_COLUMN, conform
+from streaming_dq.tables.targets import writing
+
+if TYPE_CHECKING:
+    from streaming_dq.engine.decision import BatchDecision
+    from streaming_dq.engine.plan import ValidationPlan
+    from streaming_dq.engine.values import WindowStates
+    from streaming_dq.sink.drift import SchemaDrift
+    from streaming_dq.tables import DeltaTarget, TableWriter
+
+__all__ = ["DriverRouter"]
+
+
+class DriverRouter(Router):
+    """Collects each batch to the driver in one Spark job and splits it in Arrow.
+
+    Example:
+        >>> QualityGate("orders", checks, pass_table=..., quarantine_table=..., routing="driver")  # doctest: +SKIP
+    """
+
+    name = "driver"
+
+    def validate(self, plan: ValidationPlan, df: DataFrame, job: BatchJob) -> ValidatedBatch:
+        """Collect and decide; ``df`` is persisted only when classic aggregate checks rescan it.
+
+        Raises:
+            MissingReferenceDatasetError: An integrity check's reference dataset is missing (unwrapped from
+                the engine's CheckEvaluationError so the caller sees the real cause).
+        """
+        windows = plan.memo("window-inputs", lambda: _window_inputs(plan, job.event_time))
+        persist = bool(plan.classic_checks())
+        if persist:
+            df.persist()
+        try:
+            collected = collect(plan, df, extra_columns=windows)
+            decision = decide(plan, collected.aggregates, collected.frame if persist else None)
+        except CheckEvaluationError as exc:
+            if isinstance(exc.__cause__, MissingReferenceDatasetError):
+                raise exc.__cause__ from exc
+            raise
+        finally:
+            if persist:
+                df.unpersist()
+        states = _window_states(plan, collected) if windows else None
+        return _DriverBatch(plan, job, collected, decision, list(df.columns), states)
+
+    def quarantine_whole(
+        self,
+        df: DataFrame,
+        job: BatchJob,
+        drift: SchemaDrift,
+        writer: TableWriter,
+        pending: Mapping[TargetRole, DeltaTarget],
+    ) -> RoutedBatch:
+        raw = drift_raw_column(df, job.malformed)
+        rows = df.select(*[F.col(f"`{c}`") for c in df.columns], raw.alias(RAW_COLUMN)).toArrow()
+        kept = rows.select(drift_kept_columns(df, job.table_schema, drift))
+        n = rows.num_rows
+        quarantined = quarantine_rows(
+            kept, error_entries(n, DRIFT_ERROR), rows.column(RAW_COLUMN), job.ctx, job.table_schema
+        )
+        _append(writer, pending, "pass", job.table_schema.empty_table(), job, merge=False)
+        _append(writer, pending, "quarantine", quarantined, job, merge=True)
+        return RoutedBatch(
+            rows_in=n,
+            rows_passed=0,
+            rows_quarantined=n,
+            checks=(
+                CheckOutcome(DRIFT_CHECK_ID, DRIFT_CHECK_ID, "aggregate", "critical", "failed", violations=n),
+            ),
+            rows_malformed=n - rows.column(job.malformed).null_count if job.malformed else 0,
+            event_time=event_time_of(rows, job.event_time, job.malformed),
+        )
+
+
+class _DriverBatch(ValidatedBatch):
+    def __init__(
+        self,
+        plan: ValidationPlan,
+        job: BatchJob,
+        collected: Collected,
+        decision: BatchDecision,
+        input_columns: list[str],
+        window_states: WindowStates | None,
+    ) -> None:
+        self.plan, self.job, self.decision = plan, job, decision
+        self._collected, self._inputs, self._windows = collected, input_columns, window_states
+
+    def write(self, writer: TableWriter, pending: Mapping[TargetRole, DeltaTarget]) -> RoutedBatch:
+        routed: ArrowSplit = split(self.plan, self._collected.table, self.decision, self._inputs)
+        job = self.job
+        dropped = [job.malformed] if job.malformed else []
+        passed = conform(routed.passed.drop_columns(dropped), job.table_schema, keep_extra=job.merge)
+        quarantined = routed.quarantined
+        shaped = quarantine_rows(
+            quarantined.drop_columns(dropped),
+            quarantined.column(ERRORS_COLUMN),
+            quarantined.column(job.malformed) if job.malformed else None,
+            job.ctx,
+            job.table_schema,
+        )
+        _append(writer, pending, "pass", passed, job, merge=job.merge)
+        _append(writer, pending, "quarantine", shaped, job, merge=True)  # follows the pass table's evolution
+        return RoutedBatch.decided(
+            self.plan,
+            self.decision,
+            rows_passed=passed.num_rows,
+            rows_quarantined=shaped.num_rows,
+            rows_warned=routed.warned,
+            window_states=self._windows,
+        )
+
+
+def _append(
+    writer: TableWriter,
+    pending: Mapping[TargetRole, DeltaTarget],
+    role: TargetRole,
+    data: pa.Table,
+    job: BatchJob,
+    *,
+    merge: bool,
+) -> None:
+    target = pending.get(role)
+    if target is not None:
+        with writing(target, job.ctx.batch_id):
+            writer.append(target, data, job.txn, merge_schema=merge)
+
+
+def _window_inputs(plan: ValidationPlan, event_time: str | None) -> dict[str, object] | None:
+    if not plan.window_checks or not event_time:
+        return None
+    return window_state_columns(plan.window_checks, event_time)  # type: ignore[return-value]
+
+
+def _window_states(plan: ValidationPlan, collected: Collected) -> WindowStates:
+    inputs = collected.extra_columns()
+    if EVENT_TIME_COLUMN not in inputs.column_names:
+        return {}
+    return batch_window_states(plan.window_checks, inputs, timezone=plan.timezone)

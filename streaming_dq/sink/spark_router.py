@@ -1,0 +1,242 @@
+"""The Spark router (clusters): the rows of a batch never leave the executors.
+
+Per batch, over the annotated batch (input columns, one boolean flag per row check, the regime ordinal):
+
+1. ``persist`` it (``MEMORY_AND_DISK``);
+2. ONE aggregation job, ``groupBy(regime, window keys).agg(...)``: row counts, each flag's fired rows, the
+   states of every observable check, the event-time range and the per-window states of the window-scoped
+   checks (windows are cut in Spark, in the gate's time zone). A handful of group rows reach the driver;
+3. the decision (a fail-level aggregate that failed quarantines its regime's rows before anything is
+   written; ``on-aggregate-failure: stop`` raises here);
+4. the pass write and the quarantine write (``_dq_errors`` built as Spark columns), each by Spark's Delta
+   writer with ``txnAppId``/``txnVersion``; ``unpersist`` in ``finally``.
+
+That is three jobs over the batch for any number of observable checks (classic aggregate checks, which need a
+groupBy, join or distinct of their own, add one each; Delta's own log and commit jobs are apart). Values that
+must not differ between the two writes (the validation time, the batch id) are driver literals.
+
+Why persist rather than ``localCheckpoint``: both keep the two writes from recomputing the source and the
+flags. A persisted partition lost with its executor is recomputed from the batch's lineage (a micro-batch
+re-reads the same offsets and files, and the checks are deterministic), so the batch goes on; a local
+checkpoint lost with its executor fails the job, and dynamic allocation removes executors on purpose. The
+price of lineage is that a nondeterministic check could be evaluated twice for a recomputed partition: the
+gate's checks are deterministic, and a user's expression check must be too (docs/streaming.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from streaming_dq.core.outcome import CheckOutcome
+from streaming_dq.engine.decision import decide
+from streaming_dq.engine.values import EventTimeStats
+from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
+from streaming_dq.sink.drift import DRIFT_CHECK_ID
+from streaming_dq.sink.records import RoutedBatch
+from streaming_dq.sink.routing import (
+    DRIFT_ERROR,
+    BatchJob,
+    Router,
+    TargetRole,
+    ValidatedBatch,
+    drift_kept_columns,
+    drift_raw_column,
+)
+from streaming_dq.sink.schemas import (
+    BATCH_ID_COLUMN,
+    ERRORS_COLUMN,
+    GATE_COLUMN,
+    RAW_COLUMN,
+    VALIDATION_TS_COLUMN,
+    conform_frame,
+    quarantine_schema,
+)
+from streaming_dq.tables import SparkDeltaWriter
+from streaming_dq.tables.targets import writing
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
+    from streaming_dq.engine.decision import BatchDecision
+    from streaming_dq.engine.plan import ValidationPlan
+    from streaming_dq.engine.values import WindowStates
+    from streaming_dq.sink.drift import SchemaDrift
+    from streaming_dq.tables import DeltaTarget, TableWriter
+
+__all__ = ["SparkRouter"]
+
+
+class SparkRouter(Router):
+    """Validates with one aggregation job over the persisted batch and writes with Spark's Delta writer.
+
+    Example:
+        >>> QualityGate("orders", checks, pass_table="s3://lake/orders", quarantine_table="s3://lake/orders_q",
+        ...             writer="spark", routing="distributed")  # doctest: +SKIP
+    """
+
+    name = "distributed"
+
+    def validate(self, plan: ValidationPlan, df: DataFrame, job: BatchJob) -> ValidatedBatch:
+        from pyspark import StorageLevel
+
+        try:
+            annotated = plan.annotate(df)
+        except CheckEvaluationError as exc:
+            if isinstance(exc.__cause__, MissingReferenceDatasetError):
+                raise exc.__cause__ from exc
+            raise
+        annotated.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            layout = plan.layout
+            groups = annotated.groupBy(*layout.group_keys(windows=True))
+            aggregates = layout.read_grouped(groups.agg(*layout.grouped_columns(windows=True)).collect())
+            decision = decide(plan, aggregates, annotated if plan.classic_checks() else None)
+        except BaseException:
+            annotated.unpersist()
+            raise
+        return _SparkBatch(plan, job, annotated, decision, list(df.columns), aggregates.windows)
+
+    def quarantine_whole(
+        self,
+        df: DataFrame,
+        job: BatchJob,
+        drift: SchemaDrift,
+        writer: TableWriter,
+        pending: Mapping[TargetRole, DeltaTarget],
+    ) -> RoutedBatch:
+        spark_writer = _spark_writer(writer)
+        df.persist()
+        try:
+            [stats] = df.agg(*_drift_counts(df, job)).collect()
+            raw = drift_raw_column(df, job.malformed)
+            kept = [F.col(f"`{c}`") for c in drift_kept_columns(df, job.table_schema, drift)]
+            error = F.array(_error_struct(DRIFT_ERROR.check, DRIFT_ERROR.check_id, DRIFT_ERROR.severity))
+            frame = df.select(*kept, error.alias(ERRORS_COLUMN), *_stamps(job), raw.alias(RAW_COLUMN))
+            quarantined = conform_frame(frame, quarantine_schema(job.table_schema), keep_extra=True)
+            _append_empty(spark_writer, pending, job)
+            _append(spark_writer, pending, "quarantine", quarantined, job, merge=True)
+        finally:
+            df.unpersist()
+        n = int(stats["n"])
+        return RoutedBatch(
+            rows_in=n,
+            rows_passed=0,
+            rows_quarantined=n,
+            checks=(
+                CheckOutcome(DRIFT_CHECK_ID, DRIFT_CHECK_ID, "aggregate", "critical", "failed", violations=n),
+            ),
+            rows_malformed=int(stats["malformed"] or 0),
+            event_time=EventTimeStats.from_micros(stats["et_min"], stats["et_max"], stats["et_nulls"]),
+        )
+
+
+class _SparkBatch(ValidatedBatch):
+    def __init__(
+        self,
+        plan: ValidationPlan,
+        job: BatchJob,
+        annotated: DataFrame,
+        decision: BatchDecision,
+        input_columns: list[str],
+        window_states: WindowStates | None,
+    ) -> None:
+        self.plan, self.job, self.decision = plan, job, decision
+        self._annotated, self._inputs, self._windows = annotated, input_columns, window_states
+
+    def write(self, writer: TableWriter, pending: Mapping[TargetRole, DeltaTarget]) -> RoutedBatch:
+        spark_writer = _spark_writer(writer)
+        job, rules, decision = self.job, self.plan.rules, self.decision
+        failed = rules.failed_column(decision.breached)
+        inputs = [F.col(f"`{c}`") for c in self._inputs if c != job.malformed]
+        if "pass" in pending:
+            passed = self._annotated.filter(~failed).select(*inputs)
+            frame = conform_frame(passed, job.table_schema, keep_extra=job.merge)
+            _append(spark_writer, pending, "pass", frame, job, merge=job.merge)
+        if "quarantine" in pending:
+            raw = F.col(f"`{job.malformed}`") if job.malformed else F.lit(None).cast("string")
+            quarantined = self._annotated.filter(failed).select(
+                *inputs,
+                rules.errors_column(decision.agg_errors).alias(ERRORS_COLUMN),
+                *_stamps(job),
+                raw.alias(RAW_COLUMN),
+            )
+            frame = conform_frame(quarantined, quarantine_schema(job.table_schema), keep_extra=True)
+            _append(spark_writer, pending, "quarantine", frame, job, merge=True)
+        return RoutedBatch.decided(
+            self.plan,
+            decision,
+            rows_passed=decision.passed_records,
+            rows_quarantined=decision.failed_records,
+            rows_warned=decision.warning_records,
+            window_states=self._windows,
+        )
+
+    def close(self) -> None:
+        self._annotated.unpersist()
+
+
+def _spark_writer(writer: TableWriter) -> SparkDeltaWriter:
+    if not isinstance(writer, SparkDeltaWriter):
+        raise TypeError(f"the Spark router writes with Spark's Delta writer, not {writer.name}")
+    return writer
+
+
+def _append(
+    writer: SparkDeltaWriter,
+    pending: Mapping[TargetRole, DeltaTarget],
+    role: TargetRole,
+    frame: DataFrame,
+    job: BatchJob,
+    *,
+    merge: bool,
+) -> None:
+    target = pending.get(role)
+    if target is not None:
+        with writing(target, job.ctx.batch_id):
+            writer.append_frame(target, frame, job.txn, merge_schema=merge)
+
+
+def _append_empty(writer: SparkDeltaWriter, pending: Mapping[TargetRole, DeltaTarget], job: BatchJob) -> None:
+    """An empty commit to the pass table: it records the batch's transaction (the batch had no pass rows)."""
+    target = pending.get("pass")
+    if target is not None:
+        with writing(target, job.ctx.batch_id):
+            writer.append(target, job.table_schema.empty_table(), job.txn)
+
+
+def _stamps(job: BatchJob) -> list[Column]:
+    """The quarantine table's per-batch columns, as driver literals (identical in every task and retry)."""
+    return [
+        F.lit(job.ctx.validation_ts).cast("timestamp").alias(VALIDATION_TS_COLUMN),
+        F.lit(job.ctx.batch_id).cast("long").alias(BATCH_ID_COLUMN),
+        F.lit(job.ctx.gate).alias(GATE_COLUMN),
+    ]
+
+
+def _error_struct(check: str, check_id: str, severity: str) -> Column:
+    return F.struct(
+        F.lit(check).alias("check"), F.lit(check_id).alias("check-id"), F.lit(severity).alias("severity")
+    )
+
+
+def _drift_counts(df: DataFrame, job: BatchJob) -> list[Column]:
+    """Rows, malformed rows and the event-time range of a batch quarantined whole (one job)."""
+    from pyspark.sql.types import TimestampNTZType, TimestampType
+
+    malformed = F.count_if(F.col(f"`{job.malformed}`").isNotNull()) if job.malformed else F.lit(0)
+    cols = [F.count(F.lit(1)).alias("n"), malformed.alias("malformed")]
+    field = next((f for f in df.schema.fields if f.name == job.event_time), None)
+    if field is None or not isinstance(field.dataType, TimestampType | TimestampNTZType):
+        return [*cols, F.lit(None).alias("et_min"), F.lit(None).alias("et_max"), F.lit(0).alias("et_nulls")]
+    ts = F.col(f"`{field.name}`").cast("timestamp")
+    well_formed = F.col(f"`{job.malformed}`").isNull() if job.malformed else F.lit(True)
+    return [
+        *cols,
+        F.unix_micros(F.min(ts)).alias("et_min"),
+        F.unix_micros(F.max(ts)).alias("et_max"),
+        F.count_if(ts.isNull() & well_formed).alias("et_nulls"),
+    ]
