@@ -1,0 +1,104 @@
+"""The Spark and Arrow forms of the row verdicts agree: which rows fail, which warn, their ``_dq_errors``, and
+the counts (the grouped aggregation against the collected bitmask), on random rows across regimes."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from streaming_dq.config.check_set import CheckSet
+from streaming_dq.engine.plan import ValidationPlan
+from streaming_dq.engine.rules import ErrorEntry
+from streaming_dq.profiles import HolidayProfile, RecurringProfile, check_id, tag
+
+pytestmark = pytest.mark.spark
+
+CHECKS = [
+    {"check": "null-check", "check-id": "a-present", "columns": ["a"]},
+    {"check": "null-check", "check-id": "b-present", "columns": ["b"], "severity": "warning"},
+    {"check": "numeric-min-check", "check-id": "a-min", "columns": ["a"], "min-value": 0, "tags": ["t"]},
+    {"check": "numeric-max-check", "check-id": "b-max", "columns": ["b"], "max-value": 5, "tags": ["t"]},
+    {"check": "row-count-min-check", "check-id": "volume", "min-count": 1},
+]
+PROFILES = [
+    HolidayProfile("Holiday", date(2025, 12, 24), date(2025, 12, 26), rules=[tag("t").disable()]),
+    RecurringProfile(
+        "Weekend", weekdays=["sat", "sun"], rules=[check_id("a-present").set(severity="warning")]
+    ),
+]
+START = datetime(2025, 12, 22, tzinfo=UTC)
+rows = st.lists(
+    st.tuples(
+        st.one_of(st.none(), st.integers(-3, 8)),
+        st.one_of(st.none(), st.integers(-3, 8)),
+        st.one_of(st.none(), st.integers(0, 24 * 8)),
+        st.booleans(),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=rows, breached=st.sets(st.integers(0, 7), max_size=2), warned=st.sets(st.integers(0, 7), max_size=2)
+)
+def test_spark_and_arrow_forms_agree(spark: Any, data, breached, warned) -> None:
+    plan = ValidationPlan(
+        CheckSet.from_dicts(CHECKS), profiles=PROFILES, event_time="ts", malformed_column="_corrupt_record"
+    )
+    ordinals = set(plan.regimes.ordinals)
+    breached = frozenset(breached & ordinals)
+    agg_errors = {r: (ErrorEntry("RowCountMinCheck", "volume", "warning"),) for r in warned & ordinals}
+    records = [
+        (i, a, b, None if h is None else START + timedelta(hours=h), "{bad" if bad else None)
+        for i, (a, b, h, bad) in enumerate(data)
+    ]
+    df = spark.createDataFrame(records, "i INT, a INT, b INT, ts TIMESTAMP, _corrupt_record STRING")
+    annotated = plan.annotate(df)
+    rules = plan.rules
+
+    spark_rows = annotated.select(
+        "i",
+        rules.failed_column(breached).alias("failed"),
+        rules.any_column("warn").alias("warn"),
+        rules.errors_column(agg_errors).alias("errors"),
+    ).collect()
+    by_spark = {r.i: (r.failed, r.warn, [e.asDict() for e in r.errors]) for r in spark_rows}
+
+    collected = rules.pack(annotated.select("i", *plan.collected_columns([])).toArrow())
+    failed = rules.failed_mask(collected, breached)
+    warn = rules.any_mask(collected, "warn")
+    ids = collected.column("i").to_pylist()
+    errors = rules.errors_array(collected, agg_errors).to_pylist()
+    by_arrow = {
+        i: (f, w, e) for i, f, w, e in zip(ids, failed.to_pylist(), warn.to_pylist(), errors, strict=True)
+    }
+    # the errors of passed rows are the warnings they carry: the same in both forms
+    assert by_spark == by_arrow
+
+    grouped = annotated.groupBy(*plan.layout.group_keys(windows=False)).agg(
+        *plan.layout.grouped_columns(windows=False)
+    )
+    assert plan.layout.read_grouped(grouped.collect()).counts == rules.count(collected)
+    assert int(pc.sum(pc.invert(failed)).as_py() or 0) == sum(1 for f, _, _ in by_spark.values() if not f)
+
+
+def test_a_disabled_flag_never_fires_and_its_regime_has_no_entry(spark: Any) -> None:
+    plan = ValidationPlan(CheckSet.from_dicts(CHECKS), profiles=PROFILES, event_time="ts")
+    df = spark.createDataFrame(
+        [(1, -1, 9, datetime(2025, 12, 24, 12, tzinfo=UTC))], "i INT, a INT, b INT, ts TIMESTAMP"
+    )
+    annotated = plan.annotate(df)
+    [row] = annotated.select(
+        plan.rules.errors_column().alias("e"), plan.rules.failed_column().alias("f")
+    ).collect()
+    assert (row.f, row.e) == (False, [])  # both tagged checks are off on the holiday
+    table = plan.rules.pack(annotated.select(*plan.collected_columns([])).toArrow())
+    assert table.column_names[-2:] == ["__dq_regime", "__dq_bits0"]
+    assert pa.compute.sum(table.column("__dq_bits0")).as_py() == 0
