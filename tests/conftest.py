@@ -1,4 +1,4 @@
-"""Shared fixtures: ONE SparkSession per test session (local[2], few shuffle partitions, UI off, UTC)."""
+"""Shared fixtures: ONE SparkSession per test session (local[2], few shuffle partitions, UTC, delta-spark)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,9 @@ def build_spark_session():  # type: ignore[no-untyped-def]
         .appName("streaming-dq-tests")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
-        .config("spark.ui.enabled", "false")
+        .config("spark.ui.enabled", "true")  # the job-budget tests read job descriptions from its REST API
+        .config("spark.ui.port", "0")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "2g")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")

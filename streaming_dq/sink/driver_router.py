@@ -66,8 +66,10 @@ class DriverRouter(Router):
         if persist:
             df.persist()
         try:
-            collected = collect(plan, df, extra_columns=windows)
-            decision = decide(plan, collected.aggregates, collected.frame if persist else None)
+            with job.described(df.sparkSession, "collect"):
+                collected = collect(plan, df, extra_columns=windows)
+            with job.described(df.sparkSession, "aggregate checks"):
+                decision = decide(plan, collected.aggregates, collected.frame if persist else None)
         except CheckEvaluationError as exc:
             if isinstance(exc.__cause__, MissingReferenceDatasetError):
                 raise exc.__cause__ from exc
@@ -87,7 +89,8 @@ class DriverRouter(Router):
         pending: Mapping[TargetRole, DeltaTarget],
     ) -> RoutedBatch:
         raw = drift_raw_column(df, job.malformed)
-        rows = df.select(*[F.col(f"`{c}`") for c in df.columns], raw.alias(RAW_COLUMN)).toArrow()
+        with job.described(df.sparkSession, "collect"):
+            rows = df.select(*[F.col(f"`{c}`") for c in df.columns], raw.alias(RAW_COLUMN)).toArrow()
         kept = rows.select(drift_kept_columns(df, job.table_schema, drift))
         n = rows.num_rows
         quarantined = quarantine_rows(

@@ -370,10 +370,11 @@ class QualityGate:
         update = self._update_windows(routed, batch_id) if metrics_pending else None
         results = pending.get("results")
         if results is not None:  # the per-check results: the batch-complete marker of the three
-            with writing(results, batch_id):
+            with writing(results, batch_id), job.described(spark, "write results"):
                 writer.append(results, routed.results(ctx, update), txn)
         if metrics_pending:
-            self._commit_metrics(routed, ctx, update)
+            with job.described(spark, "write metrics"):
+                self._commit_metrics(routed, ctx, update)
         return routed.outcome(ctx, "committed", started, update)
 
     def _metrics_committed(self, txn: AppTransaction) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
@@ -28,6 +29,7 @@ from pyspark.sql import functions as F
 from streaming_dq.engine.rules import ErrorEntry
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.sink.drift import DRIFT_CHECK_ID
+from streaming_dq.sink.jobs import described, phase_description
 from streaming_dq.sink.records import BatchContext, RoutedBatch
 from streaming_dq.tables import AppTransaction, DeltaTarget, TableWriter
 
@@ -78,6 +80,10 @@ class BatchJob:
     @property
     def txn(self) -> AppTransaction:
         return AppTransaction(self.ctx.app_id, self.ctx.batch_id)
+
+    def described(self, spark: SparkSession, phase: str) -> AbstractContextManager[None]:
+        """Run a phase's Spark jobs under ``streaming_dq <gate> batch <id>: <phase>`` (the Spark UI shows it)."""
+        return described(spark, phase_description(self.ctx.gate, self.ctx.batch_id, phase))
 
 
 class ValidatedBatch(ABC):

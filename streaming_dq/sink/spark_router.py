@@ -93,8 +93,11 @@ class SparkRouter(Router):
         try:
             layout = plan.layout
             groups = annotated.groupBy(*layout.group_keys(windows=True))
-            aggregates = layout.read_grouped(groups.agg(*layout.grouped_columns(windows=True)).collect())
-            decision = decide(plan, aggregates, annotated if plan.classic_checks() else None)
+            with job.described(df.sparkSession, "aggregate"):
+                rows = groups.agg(*layout.grouped_columns(windows=True)).collect()
+            aggregates = layout.read_grouped(rows)
+            with job.described(df.sparkSession, "aggregate checks"):
+                decision = decide(plan, aggregates, annotated if plan.classic_checks() else None)
         except BaseException:
             annotated.unpersist()
             raise
@@ -111,7 +114,8 @@ class SparkRouter(Router):
         spark_writer = _spark_writer(writer)
         df.persist()
         try:
-            [stats] = df.agg(*_drift_counts(df, job)).collect()
+            with job.described(df.sparkSession, "aggregate"):
+                [stats] = df.agg(*_drift_counts(df, job)).collect()
             raw = drift_raw_column(df, job.malformed)
             kept = [F.col(f"`{c}`") for c in drift_kept_columns(df, job.table_schema, drift)]
             error = F.array(_error_struct(DRIFT_ERROR.check, DRIFT_ERROR.check_id, DRIFT_ERROR.severity))
@@ -196,7 +200,7 @@ def _append(
 ) -> None:
     target = pending.get(role)
     if target is not None:
-        with writing(target, job.ctx.batch_id):
+        with writing(target, job.ctx.batch_id), job.described(writer.spark, f"write {role}"):
             writer.append_frame(target, frame, job.txn, merge_schema=merge)
 
 
@@ -204,7 +208,7 @@ def _append_empty(writer: SparkDeltaWriter, pending: Mapping[TargetRole, DeltaTa
     """An empty commit to the pass table: it records the batch's transaction (the batch had no pass rows)."""
     target = pending.get("pass")
     if target is not None:
-        with writing(target, job.ctx.batch_id):
+        with writing(target, job.ctx.batch_id), job.described(writer.spark, "write pass"):
             writer.append(target, job.table_schema.empty_table(), job.txn)
 
 

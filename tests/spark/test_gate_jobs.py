@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -33,12 +36,12 @@ def no_adaptive_execution(spark: Any) -> Iterator[None]:
         spark.conf.set("spark.sql.adaptive.enabled", before)
 
 
-def jobs_per_batch(spark: Any, tmp_path: Any, checks: list[dict[str, Any]], tag: str) -> list[int]:
-    """Run a 2-batch file stream through a gate, each batch in its own job group; count each group's jobs."""
+def run_in_job_groups(spark: Any, tmp_path: Any, checks: list[dict[str, Any]], tag: str, **kw: Any) -> None:
+    """Run a 2-batch file stream through a gate, each batch in its own job group ``<tag>-<batch id>``."""
     landing = tmp_path / tag / "landing"
     land(landing, "a", [row(1), row(2, amount=None), row(3, note=None)])
     land(landing, "b", [row(4), row(5)])
-    gate = make_gate(tmp_path / tag, checks, event_time="ts")
+    gate = make_gate(tmp_path / tag, checks, event_time="ts", **kw)
     sdf = stream(spark, landing, maxFilesPerTrigger="1")
     gate.ensure_tables(sdf.schema, spark)
     sc = spark.sparkContext
@@ -55,8 +58,22 @@ def jobs_per_batch(spark: Any, tmp_path: Any, checks: list[dict[str, Any]], tag:
     )
     query.awaitTermination(120)
     assert query.exception() is None
-    tracker = sc.statusTracker()
+
+
+def jobs_per_batch(spark: Any, tmp_path: Any, checks: list[dict[str, Any]], tag: str) -> list[int]:
+    run_in_job_groups(spark, tmp_path, checks, tag)
+    tracker = spark.sparkContext.statusTracker()
     return [len(tracker.getJobIdsForGroup(f"{tag}-{b}")) for b in range(2)]
+
+
+def job_descriptions(spark: Any, group: str) -> list[str]:
+    """The descriptions of a job group's jobs, in order, from the Spark UI's REST API."""
+    sc = spark.sparkContext
+    with urllib.request.urlopen(f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/jobs") as response:
+        jobs = json.load(response)
+    return [
+        j.get("description", "") for j in sorted(jobs, key=lambda j: j["jobId"]) if j.get("jobGroup") == group
+    ]
 
 
 @pytest.mark.usefixtures("no_adaptive_execution")
@@ -66,6 +83,39 @@ def test_at_most_three_jobs_per_batch_whatever_the_number_of_checks(spark, tmp_p
 
     assert all(1 <= n <= 3 for n in one + twenty), (one, twenty)
     assert twenty == one
+
+
+OVER_THE_BATCH = ("aggregate", "write pass", "write quarantine")
+PHASE = re.compile(r"^(Delta: )?streaming_dq orders batch (\d+): ([a-z ]+)(: .*)?$")
+
+
+@pytest.mark.usefixtures("no_adaptive_execution")
+def test_the_spark_router_runs_three_jobs_over_the_batch_whatever_the_number_of_checks(spark, tmp_path):
+    """Aggregation, pass write, quarantine write; the results and metrics appends are driver-built tables, and
+    Delta's own jobs (a snapshot of the table's log before each write) are labelled by the phase they serve."""
+    per_batch: dict[str, list[list[tuple[bool, str]]]] = {}
+    for tag, checks in (("one", ONE_CHECK), ("twenty", TWENTY_CHECKS)):
+        run_in_job_groups(
+            spark, tmp_path, checks, f"spark-{tag}", writer="spark", routing="distributed",
+            metrics_table=str(tmp_path / f"spark-{tag}" / "metrics"),
+        )  # fmt: skip
+        per_batch[tag] = []
+        for b in range(2):
+            phases = []
+            for description in job_descriptions(spark, f"spark-{tag}-{b}"):
+                match = PHASE.match(description)
+                assert match is not None, (
+                    description
+                )  # every job of the batch is the gate's or Delta's for it
+                assert int(match.group(2)) == b
+                phases.append((match.group(1) is not None, match.group(3)))
+            per_batch[tag].append(phases)
+    for tag, batches in per_batch.items():
+        for phases in batches:
+            gate_jobs = [p for delta, p in phases if not delta]
+            assert [p for p in gate_jobs if p in OVER_THE_BATCH] == list(OVER_THE_BATCH), (tag, phases)
+            assert sorted(set(gate_jobs) - set(OVER_THE_BATCH)) == ["write metrics", "write results"]
+    assert per_batch["one"] == per_batch["twenty"]
 
 
 def test_the_checks_columns_are_built_once_per_input_schema_not_per_batch(spark, tmp_path):
