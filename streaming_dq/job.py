@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
-    from streaming_dq.exporter import GateMetrics, MetricsServer
+    from streaming_dq.exporter import GateMetrics, MetricsServer, ResultsFollower
     from streaming_dq.sink import QualityGate
 
 __all__ = ["GateJob", "JobTotals", "build_spark_session", "read_stream"]
@@ -48,10 +48,16 @@ SPARK_DEFAULTS: Mapping[str, str] = {
 LOCAL_DEFAULTS: Mapping[str, str] = {"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false"}
 
 
-def build_spark_session(spark: SparkSection, *, app_name: str) -> tuple[SparkSession, bool]:
+def build_spark_session(
+    spark: SparkSection, *, app_name: str, writer: str = "auto"
+) -> tuple[SparkSession, bool]:
     """The SparkSession a job runs in: the active one if there is one, else a new one built from ``spark:``.
 
     ``spark.conf`` entries override :data:`SPARK_DEFAULTS` (and :data:`LOCAL_DEFAULTS` on a ``local`` master).
+    With ``writer: spark`` (or ``auto`` on a cluster master) the session loads delta-spark, its SQL extension
+    and catalog (:func:`streaming_dq.jvm.spark_conf`: the JARs ``make jars`` fetched, else Spark resolves them
+    from Maven Central); ``spark.jars`` and ``spark.jars.packages`` given in ``spark.conf`` are added to
+    those. With ``spark.remote`` the job connects to a Spark Connect server instead (whose JARs are its own).
     Python workers use this interpreter unless ``PYSPARK_PYTHON`` says otherwise.
 
     Returns:
@@ -62,16 +68,35 @@ def build_spark_session(spark: SparkSection, *, app_name: str) -> tuple[SparkSes
     active = SparkSession.getActiveSession()
     if active is not None:
         return active, False
+    if spark.remote is not None:
+        builder = SparkSession.builder.remote(spark.remote)
+        for key, value in {"spark.sql.session.timeZone": "UTC", **spark.conf}.items():
+            builder = builder.config(key, value)
+        return builder.getOrCreate(), True
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     local = spark.master.startswith("local")
-    conf = {**SPARK_DEFAULTS, **(LOCAL_DEFAULTS if local else {}), **spark.conf}
+    delta = _delta_conf(local) if writer == "spark" or (writer == "auto" and not local) else {}
+    conf = {**SPARK_DEFAULTS, **(LOCAL_DEFAULTS if local else {}), **delta, **spark.conf}
+    for key in ("spark.jars", "spark.jars.packages"):
+        joined = [v for v in (delta.get(key), spark.conf.get(key)) if v]
+        if joined:
+            conf[key] = ",".join(joined)
     builder = SparkSession.builder.master(spark.master).appName(spark.app_name or app_name)
     for key, value in conf.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel(spark.log_level)
     return session, True
+
+
+def _delta_conf(local: bool) -> dict[str, str]:
+    from streaming_dq.jvm import spark_conf
+
+    conf = spark_conf(["delta"])
+    if local:  # Delta's log replay runs 50 tasks by default: a fixed cost per commit on two cores
+        conf["spark.databricks.delta.snapshotPartitions"] = "2"
+    return conf
 
 
 def read_stream(session: SparkSession, source: SourceSection) -> DataFrame:
@@ -153,6 +178,7 @@ class GateJob:
         self._stop = stop_event or threading.Event()
         self._session = session
         self.query: StreamingQuery | None = None
+        self._follower: ResultsFollower | None = None
 
     def run(self, *, timeout: float | None = None) -> JobTotals:
         """Run until the source is drained (available-now), the stop event is set, or ``timeout`` seconds.
@@ -168,7 +194,9 @@ class GateJob:
             session, own_session = self._session, False
         else:
             app_name = f"streaming-dq-{self.config.gate.name}"
-            session, own_session = build_spark_session(self.config.spark, app_name=app_name)
+            session, own_session = build_spark_session(
+                self.config.spark, app_name=app_name, writer=self.config.targets.writer
+            )
         try:
             self._run_query(session, metrics, server, timeout)
         finally:
@@ -238,6 +266,7 @@ class GateJob:
             timezone=c.gate.timezone,
             profiles=self.profiles,
             writer=c.targets.writer,
+            routing=c.targets.routing,
             on_aggregate_failure=c.on_aggregate_failure,
             schema_drift=c.schema_drift,
             malformed_column=c.source.malformed_column,
@@ -257,6 +286,7 @@ class GateJob:
     ) -> None:
         gate = self._build_gate(metrics)
         stream = read_stream(session, self.config.source)
+        follow = self._follower_start(session, metrics) if _is_remote() else None
         query = gate.start(
             stream,
             checkpoint_location=self.config.checkpoint,
@@ -264,6 +294,8 @@ class GateJob:
             query_name=self.config.gate.name,
         )
         self.query = query
+        if follow is not None:
+            self._follower = self._follower_for(query, follow)
         bridge = None
         if metrics is not None:
             from streaming_dq.exporter import ProgressBridge
@@ -273,12 +305,64 @@ class GateJob:
         if self._on_started is not None:
             self._on_started(server.url if server is not None else None)
         try:
-            self._wait(query, timeout)
+            self._wait(query, timeout, metrics)
         finally:
+            self._follow(metrics)
             if bridge is not None:
                 session.streams.removeListener(bridge)
+            if self.totals.failed and metrics is not None and self._follower is not None:
+                metrics.record_failure(-1, RuntimeError(self.totals.error))  # on the server: count it here
 
-    def _wait(self, query: StreamingQuery, timeout: float | None) -> None:
+    def _follower_start(self, session: SparkSession, metrics: GateMetrics | None) -> int | None:
+        """Under Spark Connect: after which batch id the results table is new to this run.
+
+        The batches run in a worker on the server, so this process learns about them from the results table
+        (:class:`~streaming_dq.exporter.ResultsFollower`). On a checkpoint that already ran, the query keeps
+        its id and batches already in the table are history; a fresh checkpoint's query has none yet.
+
+        Raises:
+            ConfigError: metrics or per-batch output are wanted and there is no results table to follow.
+        """
+        from streaming_dq.exceptions import ConfigError
+        from streaming_dq.exporter import ResultsFollower
+        from streaming_dq.sink.checkpoint import local_path, read_query_id
+
+        c = self.config
+        if c.targets.results is None:
+            if metrics is not None or self._on_batch is not None:
+                raise ConfigError(
+                    "under Spark Connect the batches run on the server, and the job follows them in the results "
+                    "table: set targets.results",
+                    source=c.source_file,
+                    field_path="targets.results",
+                )
+            return None
+        local = local_path(c.checkpoint)
+        if local is not None and not (local / "metadata").is_file():
+            return -1
+        try:
+            app_id = f"{c.gate.name}:{read_query_id(session, c.checkpoint)}"
+        except ConfigError:  # no query ran on this checkpoint yet
+            return -1
+        last = ResultsFollower(c.targets.results, c.gate.name, app_id).last
+        return -1 if last is None else last
+
+    def _follower_for(self, query: StreamingQuery, after: int) -> ResultsFollower:
+        from streaming_dq.exporter import ResultsFollower
+
+        c = self.config
+        return ResultsFollower(c.targets.results or "", c.gate.name, f"{c.gate.name}:{query.id}", after=after)
+
+    def _follow(self, metrics: GateMetrics | None) -> None:
+        """Report the batches the server committed since the last look (Spark Connect only)."""
+        if self._follower is None:
+            return
+        for outcome in self._follower.poll():
+            if metrics is not None:
+                metrics.record_batch(outcome)
+            self._record(outcome)
+
+    def _wait(self, query: StreamingQuery, timeout: float | None, metrics: GateMetrics | None = None) -> None:
         from pyspark.errors import StreamingQueryException
 
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -288,6 +372,7 @@ class GateJob:
                     query.stop()
                     break
                 query.awaitTermination(1)
+                self._follow(metrics)
         except StreamingQueryException as exc:
             self.totals.failed, self.totals.error = True, _first_line(exc)
             return
@@ -296,6 +381,12 @@ class GateJob:
         error = query.exception()
         if error is not None:
             self.totals.failed, self.totals.error = True, _first_line(error)
+
+
+def _is_remote() -> bool:
+    from pyspark.sql.utils import is_remote
+
+    return bool(is_remote())
 
 
 def _kind(check: BaseCheck) -> CheckKind:

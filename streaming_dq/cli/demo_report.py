@@ -101,6 +101,8 @@ def failing_checks(results: Iterable[dict[str, Any]]) -> list[CheckFailures]:
     """Per check, the rows it failed (row checks) and the batches it failed in, most failures first."""
     found: dict[str, dict[str, Any]] = {}
     for rec in results:
+        if rec["kind"] == "batch":
+            continue  # the batch's own row: counts, no verdict
         entry = found.setdefault(
             rec["check_id"],
             {"type": rec["check_type"], "kind": rec["kind"], "sev": set(), "rows": 0, "failed": 0, "n": 0},

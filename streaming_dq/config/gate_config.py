@@ -329,6 +329,12 @@ class TargetsSection(_Section):
     writer: Literal["auto", "delta-rs", "spark"] = Field(
         default="auto", description="auto: Spark's Delta writer when the session has it, else delta-rs."
     )
+    routing: Literal["auto", "driver", "distributed"] = Field(
+        default="auto",
+        description="driver: collect each batch to the driver and split it in Arrow (one Spark job); "
+        "distributed: keep the rows on the executors (needs writer spark); auto: distributed when the "
+        "writer is Spark's or the master is not local.",
+    )
 
     def paths(self) -> dict[str, str]:
         """The configured tables by their config key (``pass``, ``quarantine`` ...)."""
@@ -381,6 +387,11 @@ class SparkSection(_Section):
     """``spark:``: the session the job builds (ignored where a session already exists)."""
 
     master: NonEmpty = "local[2]"
+    remote: NonEmpty | None = Field(
+        default=None,
+        description="A Spark Connect server (sc://host:15002): the job connects to it instead of starting "
+        "Spark; master and the JARs are then the server's.",
+    )
     app_name: NonEmpty | None = Field(default=None, description="Defaults to streaming-dq-<gate name>.")
     log_level: Literal["ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"] = "WARN"
     conf: dict[str, OptionValue] = Field(default_factory=dict, description="Extra Spark conf entries.")

@@ -1,4 +1,10 @@
-"""Make a checkpoint that crashed before its first batch startable again.
+"""The streaming checkpoint as the gate uses it: the query's identity, and a start that a crash left broken.
+
+The query id is written to ``<checkpoint>/metadata`` (``{"id": "..."}``) when the query first starts and stays
+the same across restarts on that checkpoint: :func:`read_query_id` reads it (under Spark Connect, where the
+batch function has no SparkContext to ask).
+
+Making a checkpoint that crashed before its first batch startable again:
 
 Spark writes ``<checkpoint>/offsets/<batch id>`` through a hidden temporary file (``.0.<uuid>.tmp``, plus a
 ``..0.<uuid>.tmp.crc`` checksum on the local file system) that it renames into place. A process killed
@@ -14,10 +20,16 @@ an offset file or any file it does not recognise as an abandoned temporary file.
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +45,41 @@ def local_path(location: str) -> Path | None:
     if parsed.scheme == "":
         return Path(location)
     return None
+
+
+def absolute_location(location: str) -> str:
+    """A local checkpoint path made absolute (a Connect server's batch worker runs in another directory)."""
+    path = local_path(location)
+    if path is None or urlparse(location).scheme == "file":
+        return location
+    return os.path.abspath(location)
+
+
+def read_query_id(spark: SparkSession, location: str) -> str:
+    """The streaming query id recorded in ``<location>/metadata``.
+
+    A local checkpoint is read directly; any other (``s3://``, ``abfss://`` ...) through Spark, which knows the
+    file system (one small job, once per gate and checkpoint).
+
+    Raises:
+        ConfigError: The checkpoint has no readable metadata (the query has not started on it).
+    """
+    from streaming_dq.exceptions import ConfigError
+
+    path = local_path(location)
+    try:
+        if path is not None:
+            text = (path / "metadata").read_text(encoding="utf-8").splitlines()[0]
+        else:
+            row = spark.read.text(f"{location.rstrip('/')}/metadata").first()
+            text = row[0] if row is not None else ""
+        query_id = json.loads(text)["id"]
+    except Exception as exc:
+        raise ConfigError(
+            f"cannot read the streaming query id from {location}/metadata: {type(exc).__name__}: {exc}",
+            field_path="checkpoint",
+        ) from exc
+    return str(query_id)
 
 
 def clear_unstarted_offsets(checkpoint_location: str) -> list[str]:

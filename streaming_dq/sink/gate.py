@@ -37,7 +37,7 @@ from streaming_dq.exceptions import (
 from streaming_dq.metrics.accumulator import WindowUpdate
 from streaming_dq.profiles import Profile
 from streaming_dq.profiles.event_time import time_zone
-from streaming_dq.sink.checkpoint import clear_unstarted_offsets
+from streaming_dq.sink.checkpoint import absolute_location, clear_unstarted_offsets, read_query_id
 from streaming_dq.sink.drift import (
     DRIFT_POLICIES,
     DriftAction,
@@ -118,6 +118,8 @@ class QualityGate:
             ``malformed-record``.
         on_batch: Called with each batch's outcome after its commits.
         metrics: Gets ``record_batch(outcome)`` after the commits and ``record_failure`` when a batch fails.
+        checkpoint_location: The stream's checkpoint, when the gate is attached with ``foreachBatch`` by hand
+            under Spark Connect (:meth:`start` sets it): the query id, and so the app id, is read from it.
 
     Raises:
         ConfigError: An option has an unknown value.
@@ -160,6 +162,7 @@ class QualityGate:
         metrics_table: str | DeltaTarget | None = None,
         allowed_lateness: timedelta = timedelta(0),
         late_data: LateDataPolicy = "count",
+        checkpoint_location: str | None = None,
     ) -> None:
         if not name or not isinstance(name, str):
             raise ConfigError("the gate needs a non-empty name", field_path="gate.name")
@@ -187,11 +190,14 @@ class QualityGate:
         self.metrics = metrics
         self._references = ReferenceResolver(reference_datasets)
         self._writer: TableWriter | None = None
+        self._writer_given = isinstance(writer, TableWriter)
         if isinstance(writer, TableWriter):
             self._writer, self.writer_name = writer, writer.name
         else:
             self.writer_name = _choice(writer, get_args(WriterName), "targets.writer")
-        self.routing: Routing = _choice(routing, ROUTINGS, "gate.routing")
+        self.routing: Routing = _choice(routing, ROUTINGS, "targets.routing")
+        self.checkpoint_location = absolute_location(checkpoint_location) if checkpoint_location else None
+        self._query_id: str | None = None
         self._router: Router | None = None
         self._tables_ready = False
         # The plan (and the ~100s of Spark Columns it builds) is kept across batches while the input schema
@@ -263,6 +269,9 @@ class QualityGate:
             The running query.
         """
         self.ensure_tables(stream_df.schema, stream_df.sparkSession)
+        checkpoint_location = absolute_location(checkpoint_location)
+        if checkpoint_location != self.checkpoint_location:
+            self.checkpoint_location, self._query_id = checkpoint_location, None
         clear_unstarted_offsets(checkpoint_location)
         writer = stream_df.writeStream.foreachBatch(self).option("checkpointLocation", checkpoint_location)
         if query_name:
@@ -300,14 +309,46 @@ class QualityGate:
         """``"<gate>:<streaming query id>"``, or the gate name alone outside a streaming query.
 
         The query id is stored in the checkpoint: it survives restarts and changes with a new checkpoint,
-        so batch ids restarting at 0 under a new checkpoint are never mistaken for replays. A direct call
-        outside a stream (tests, a one-off backfill) uses the gate name: its batch ids must then increase.
+        so batch ids restarting at 0 under a new checkpoint are never mistaken for replays. Classic Spark
+        gives it to the batch as a local property; under Spark Connect (no SparkContext, and the batch
+        function runs in a worker on the server) it is read from the checkpoint's ``metadata`` file, which
+        the gate knows from :meth:`start` or its ``checkpoint_location`` argument. A direct call outside a
+        stream (tests, a one-off backfill) in classic Spark uses the gate name: its batch ids must then
+        increase.
+
+        Raises:
+            ConfigError: Under Spark Connect without a known checkpoint (the id would be the bare gate name,
+                and a second stream's batches would be taken for replays of the first's).
         """
-        try:
+        from pyspark.sql.utils import is_remote
+
+        query_id = None
+        if not is_remote():
             query_id = spark.sparkContext.getLocalProperty(QUERY_ID_PROPERTY)
-        except Exception:  # Spark Connect has no SparkContext
-            query_id = None
+        if not query_id and self.checkpoint_location is not None:
+            if self._query_id is None:
+                self._query_id = read_query_id(spark, self.checkpoint_location)
+            query_id = self._query_id
+        if not query_id and is_remote():
+            raise ConfigError(
+                "under Spark Connect the gate reads its streaming query's id from the checkpoint: start it with "
+                "gate.start(stream, checkpoint_location=...) or pass checkpoint_location= to QualityGate",
+                field_path="checkpoint",
+            )
         return f"{self.name}:{query_id}" if query_id else self.name
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What crosses to a Spark Connect server's batch worker: the configuration, not the client's session.
+
+        The writer and router chosen from names, the plan cache and the window accumulator's state are rebuilt
+        there; ``metrics`` and ``on_batch`` stay in the client (they would count into a copy nobody reads): the
+        job feeds them from the results table instead (:class:`~streaming_dq.exporter.ResultsFollower`).
+        """
+        state = dict(self.__dict__)
+        if not self._writer_given:
+            state["_writer"] = None
+        state.update(_router=None, _plan_cache=None, _tables_ready=False, metrics=None, on_batch=None)
+        return state
 
     def writer_for(self, spark: SparkSession) -> TableWriter:
         """The writer back-end, chosen on first use (``auto``: spark when the Delta extension is loaded)."""
@@ -370,8 +411,9 @@ class QualityGate:
         update = self._update_windows(routed, batch_id) if metrics_pending else None
         results = pending.get("results")
         if results is not None:  # the per-check results: the batch-complete marker of the three
+            rows = routed.results(ctx, update, duration_seconds=time.monotonic() - started)
             with writing(results, batch_id), job.described(spark, "write results"):
-                writer.append(results, routed.results(ctx, update), txn)
+                writer.append(results, rows, txn, merge_schema=True)  # older tables lack the batch columns
         if metrics_pending:
             with job.described(spark, "write metrics"):
                 self._commit_metrics(routed, ctx, update)

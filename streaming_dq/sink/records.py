@@ -102,9 +102,12 @@ class RoutedBatch:
             window_states=window_states,
         )
 
-    def results(self, ctx: BatchContext, update: WindowUpdate | None = None) -> pa.Table:
-        """One row per check outcome (and per window verdict) for the results table."""
-        rows = [
+    def results(
+        self, ctx: BatchContext, update: WindowUpdate | None = None, *, duration_seconds: float | None = None
+    ) -> pa.Table:
+        """The results table's rows: the batch's own row, one per check outcome, one per window verdict."""
+        rows: list[dict[str, Any]] = [self._batch_row(ctx, update, duration_seconds)]
+        rows += [
             {
                 "gate": ctx.gate,
                 "batch_id": ctx.batch_id,
@@ -129,6 +132,29 @@ class RoutedBatch:
         ]
         rows += [self._window_row(ctx, w) for w in (update.outcomes if update is not None else ())]
         return pa.Table.from_pylist(rows, schema=RESULTS_SCHEMA)
+
+    def _batch_row(
+        self, ctx: BatchContext, update: WindowUpdate | None, duration_seconds: float | None
+    ) -> dict[str, Any]:
+        return {
+            "gate": ctx.gate,
+            "batch_id": ctx.batch_id,
+            "app_id": ctx.app_id,
+            "kind": "batch",
+            "status": "committed",
+            "rows": self.rows_in,
+            "profiles": list(self.active_profiles),
+            "event_time_min": self.event_time.min,
+            "event_time_max": self.event_time.max,
+            "validation_ts": ctx.validation_ts,
+            "rows_passed": self.rows_passed,
+            "rows_quarantined": self.rows_quarantined,
+            "rows_warned": self.rows_warned,
+            "rows_malformed": self.rows_malformed,
+            "rows_late": update.late_rows if update is not None else 0,
+            "rows_null_event_time": self.event_time.nulls,
+            "duration_seconds": duration_seconds,
+        }
 
     def _window_row(self, ctx: BatchContext, w: WindowOutcome) -> dict[str, Any]:
         return {

@@ -151,7 +151,7 @@ def choose_router(routing: Routing, writer: TableWriter, spark: SparkSession) ->
             f"{why} keeps the rows on the executors and needs Spark's Delta writer (writer: spark, with the "
             f"delta-spark JARs loaded); the writer is {writer.name}. Load delta-spark, or set routing: driver "
             "to collect every batch to the driver on purpose",
-            field_path="gate.routing",
+            field_path="targets.routing",
         )
     return SparkRouter()
 

@@ -41,7 +41,8 @@ QUARANTINE_COLUMNS = pa.schema(
     ]
 )
 
-#: One row per check per batch.
+#: One row per check per batch (and per window verdict), plus one ``kind = "batch"`` row per batch with its
+#: row counts (check columns NULL): the results table alone tells what every batch did.
 RESULTS_SCHEMA = pa.schema(
     [
         pa.field("gate", pa.string()),
@@ -65,6 +66,13 @@ RESULTS_SCHEMA = pa.schema(
         pa.field("window", pa.string()),
         pa.field("window_start", UTC_TIMESTAMP),
         pa.field("window_end", UTC_TIMESTAMP),
+        pa.field("rows_passed", pa.int64()),
+        pa.field("rows_quarantined", pa.int64()),
+        pa.field("rows_warned", pa.int64()),
+        pa.field("rows_malformed", pa.int64()),
+        pa.field("rows_late", pa.int64()),
+        pa.field("rows_null_event_time", pa.int64()),
+        pa.field("duration_seconds", pa.float64()),
     ]
 )
 

@@ -50,9 +50,15 @@ class SparkDeltaWriter(TableWriter):
     def table_schema(self, target: DeltaTarget) -> pa.Schema | None:
         return self._log_reader.table_schema(target)
 
+    def _frame(self, data: pa.Table) -> DataFrame:
+        """A small driver-built table as a DataFrame, with its schema given (Connect cannot infer an empty one)."""
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        return self.spark.createDataFrame(data, schema=from_arrow_schema(data.schema))
+
     def create_table(self, target: DeltaTarget, schema: pa.Schema) -> None:
         writer = (
-            self.spark.createDataFrame(schema.empty_table())
+            self._frame(schema.empty_table())
             .write.format("delta")
             .mode("ignore")
             .options(**target.storage_options)
@@ -70,7 +76,7 @@ class SparkDeltaWriter(TableWriter):
     def append(
         self, target: DeltaTarget, data: pa.Table, txn: AppTransaction, *, merge_schema: bool = False
     ) -> None:
-        self.append_frame(target, self.spark.createDataFrame(data), txn, merge_schema=merge_schema)
+        self.append_frame(target, self._frame(data), txn, merge_schema=merge_schema)
 
     def append_frame(
         self, target: DeltaTarget, frame: DataFrame, txn: AppTransaction, *, merge_schema: bool = False

@@ -114,9 +114,11 @@ def test_schema_drift_policy(spark, tmp_path, caplog, policy, drift, action):
         assert [json.loads(r["_dq_raw"])["id"] for r in q] == [1, 2]
         assert q[0]["amount"] == (None if drift == "changed" else 1.5)
         results = table(tmp_path / "results").to_pylist()
-        assert [(r["check_id"], r["status"], r["violations"]) for r in results] == [
-            ("schema-drift", "failed", 2)
-        ]
+        assert sorted((r["kind"], r["check_id"], r["status"], r["violations"]) for r in results) == [
+            ("aggregate", "schema-drift", "failed", 2), ("batch", None, "committed", None)
+        ]  # fmt: skip
+        [batch] = [r for r in results if r["kind"] == "batch"]
+        assert (batch["rows"], batch["rows_passed"], batch["rows_quarantined"]) == (2, 0, 2)
 
 
 def test_drift_quarantine_keeps_a_consistent_quarantine_schema_across_merges(spark, tmp_path):

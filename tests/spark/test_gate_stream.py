@@ -70,7 +70,8 @@ def test_results_table_has_one_row_per_check_per_batch(spark, tmp_path):
     query = run(gate, stream(spark, landing), tmp_path / "chk")
 
     results = table(tmp_path / "results").to_pylist()
-    by_check = {r["check_id"]: r for r in results}
+    [batch] = [r for r in results if r["kind"] == "batch"]
+    by_check = {r["check_id"]: r for r in results if r["kind"] != "batch"}
     assert list(by_check) == ["malformed-record", "id-present", "amount-present", "note-present", "not-empty"]
     assert {(r["gate"], r["batch_id"], r["app_id"]) for r in results} == {("orders", 0, f"orders:{query.id}")}
     assert by_check["amount-present"] | {"validation_ts": None} == {
@@ -95,7 +96,18 @@ def test_results_table_has_one_row_per_check_per_batch(spark, tmp_path):
         "window": None,
         "window_start": None,
         "window_end": None,
+        **dict.fromkeys(
+            ("rows_passed", "rows_quarantined", "rows_warned", "rows_malformed", "rows_late"), None
+        ),
+        "rows_null_event_time": None,
+        "duration_seconds": None,
     }
+    assert {k: batch[k] for k in ("check_id", "status", "rows", "rows_passed", "rows_quarantined", "rows_warned",
+                                  "rows_malformed", "rows_null_event_time", "profiles")} == {
+        "check_id": None, "status": "committed", "rows": 3, "rows_passed": 2, "rows_quarantined": 1,
+        "rows_warned": 1, "rows_malformed": 0, "rows_null_event_time": 0, "profiles": [],
+    }  # fmt: skip
+    assert batch["duration_seconds"] > 0
     assert by_check["note-present"]["severity"] == "warning"
     assert (by_check["not-empty"]["kind"], by_check["not-empty"]["raw_value"]) == ("aggregate", 3.0)
     assert by_check["id-present"]["status"] == "passed"
@@ -154,6 +166,6 @@ def test_more_checks_than_one_bitmask_word_keep_every_verdict_apart(spark, tmp_p
     }
     assert errors == {i: [f"not-{i}"] for i in range(130)}
     results = table(tmp_path / "results").to_pylist()
-    assert {r["check_id"]: r["violations"] for r in results if r["check_id"].startswith("not-")} == {
+    assert {r["check_id"]: r["violations"] for r in results if (r["check_id"] or "").startswith("not-")} == {
         f"not-{i}": 1 for i in range(130)
     }

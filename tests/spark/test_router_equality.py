@@ -156,7 +156,7 @@ def test_both_routers_write_the_same_tables(spark: Any, tmp_path_factory: Any, b
     for table, drop in [
         ("pass", ()),
         ("quarantine", ("_dq_validation_ts",)),
-        ("results", ("validation_ts",)),
+        ("results", ("validation_ts", "duration_seconds")),
         ("metrics", ("written_at",)),
     ]:
         by_driver, by_spark = rows_of(base / "driver" / table, drop), rows_of(base / "spark" / table, drop)
