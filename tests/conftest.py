@@ -55,3 +55,21 @@ def spark() -> Iterator[object]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Spark Connect server on 127.0.0.1 (local[2], delta-spark), once per test session."""
+    from servers import connect_server
+
+    with connect_server(tmp_path_factory.mktemp("connect-server"), delta_conf()) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Spark standalone master and worker on 127.0.0.1, once per test session."""
+    from servers import standalone_cluster
+
+    with standalone_cluster(tmp_path_factory.mktemp("standalone-cluster")) as url:
+        yield url

@@ -10,42 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from jobs_support import CLI, make_orders_job
 from typer.testing import CliRunner
 
 from streaming_dq.cli.main import app
 from streaming_dq.tables import read_table
 
 pytestmark = pytest.mark.spark
-
-REPO = Path(__file__).resolve().parents[2]
-ORDERS_JOB = REPO / "jobs" / "orders"
-CLI = Path(sys.executable).parent / "streaming-dq"
-
-
-def make_orders_job(tmp_path: Path, *, batches: int, rows: int, seed: int = 5) -> tuple[Path, dict]:
-    """A copy of the orders job in ``tmp_path`` (delta-rs writer, metrics on a free port) and its data."""
-    config = (ORDERS_JOB / "orders.yaml").read_text(encoding="utf-8")
-    config = config.replace("writer: auto ", "writer: delta-rs").replace("port: 9108", "port: 0")
-    assert "writer: delta-rs" in config and "port: 0" in config
-    path = tmp_path / "orders.yaml"
-    path.write_text(config, encoding="utf-8")
-    args = [
-        "--out",
-        str(tmp_path / "data"),
-        "--batches",
-        str(batches),
-        "--rows",
-        str(rows),
-        "--seed",
-        str(seed),
-    ]
-    generated = subprocess.run(
-        [sys.executable, str(ORDERS_JOB / "generate.py"), *args, "--json"],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return path, json.loads(generated.stdout)
 
 
 def test_run_drains_an_orders_landing_folder_into_pass_and_quarantine(tmp_path: Path) -> None:

@@ -1,0 +1,99 @@
+"""The gate under Spark Connect (a real Connect server on 127.0.0.1): exactly once, both routers.
+
+The batch function runs in a Python worker on the server, where there is no SparkContext: the gate's app id
+must come from the checkpoint (two streams on two checkpoints writing the same tables keep every row), and a
+batch Spark replays after its tables committed must be recognised and skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+CLIENT = Path(__file__).with_name("connect_job.py")
+
+
+def run_client(url: str, base: Path, routing: str, *steps: str) -> dict:  # type: ignore[type-arg]
+    done = subprocess.run(
+        [sys.executable, str(CLIENT), url, str(base), routing, *steps],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("routing", ["driver", "distributed"])
+def test_two_streams_on_new_checkpoints_keep_every_row_and_a_replay_is_skipped(
+    connect_url, tmp_path, routing
+):
+    # 10 rows per file, ids 0, 4 and 8 of each file NULL: 7 pass, 3 quarantined.
+    first = run_client(connect_url, tmp_path, routing, "stream:1", "stream:2")
+    assert first == {"pass": 14, "quarantine": 6, "batches_per_app": [1, 1], "apps": 2, "replayed": []}
+
+    # Checkpoint 1 forgets its last commit: Spark runs that batch again, the gate must skip it; then a new
+    # file arrives on the same checkpoint and is written once.
+    again = run_client(connect_url, tmp_path, routing, "replay:1", "stream:1")
+    assert again == {"pass": 21, "quarantine": 9, "batches_per_app": [1, 2], "apps": 2, "replayed": [True]}
+
+
+def test_a_yaml_job_under_connect_reports_each_batch_and_exports_its_counts(connect_url, tmp_path):
+    """``streaming-dq run`` with ``spark.remote``: the batches run on the server; the job's batch lines and its
+    Prometheus counters come from the results table the gate commits (exporter.ResultsFollower)."""
+    import os
+    import re
+    import time
+    import urllib.request
+
+    from jobs_support import CLI, make_orders_job
+    from servers import free_port
+
+    config, summary = make_orders_job(tmp_path, batches=3, rows=40)
+    port = free_port()
+    text = config.read_text(encoding="utf-8").replace("port: 0", f"port: {port}")
+    text = text.replace('spark:\n  master: "local[2]"', f'spark:\n  remote: "{connect_url}"')
+    text = text.replace("trigger: available-now ", 'trigger: {processing-time: "1 second"}')
+    assert f'remote: "{connect_url}"' in text and "processing-time" in text
+    config.write_text(text, encoding="utf-8")
+    env = {**os.environ, "COLUMNS": "200"}
+    job = subprocess.Popen(
+        [str(CLI), "run", str(config), "--timeout", "150"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    scraped: dict[str, float] = {}
+    try:
+        deadline = time.monotonic() + 150
+        while time.monotonic() < deadline and job.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+                    body = response.read().decode()
+            except OSError:
+                time.sleep(1)
+                continue
+            scraped = {
+                m[1]: float(m[2])
+                for m in re.finditer(
+                    r'^streaming_dq_rows_total\{gate="orders",outcome="(\w+)"\} (\S+)$', body, re.M
+                )
+            }
+            if sum(scraped.get(k, 0.0) for k in ("passed", "quarantined")) >= summary["records"]:
+                break
+            time.sleep(1)
+    finally:
+        job.terminate()
+        out, err = job.communicate(timeout=120)
+    assert scraped.get("passed", 0) + scraped.get("quarantined", 0) == summary["records"] == 76, (
+        scraped,
+        err[-3000:],
+    )
+    from streaming_dq.tables import read_table
+
+    tables = tmp_path / "data" / "tables"
+    assert scraped["passed"] == read_table(str(tables / "orders_pass")).num_rows
+    assert scraped["quarantined"] == read_table(str(tables / "orders_quarantine")).num_rows
+    assert len([line for line in out.splitlines() if line.startswith("batch ")]) == 3, out

@@ -1,0 +1,147 @@
+"""Real servers on 127.0.0.1 for the tests, started from pyspark's own scripts (no download, no Docker).
+
+* :func:`connect_server`: a Spark Connect server (``spark-submit --class ...SparkConnectServer``) on
+  ``local[2]`` with the delta-spark JARs; clients connect with ``sc://127.0.0.1:<port>``.
+* :func:`standalone_cluster`: a Spark standalone master and one worker (``bin/spark-class``); a driver started
+  with ``master("spark://127.0.0.1:<port>")`` then has executors in JVMs of their own.
+
+Both are context managers; tests/conftest.py holds one of each per test session, started on first use.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pyspark
+
+SPARK_HOME = Path(pyspark.__file__).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"exited with {process.returncode} before listening on {port}:\n{_tail(log)}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.5)
+    raise TimeoutError(f"nothing listens on {port} after {timeout} s:\n{_tail(log)}")
+
+
+def _tail(log: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def spark_env() -> dict[str, str]:
+    """The environment of a JVM started here: pyspark's Spark home, this interpreter for Python workers."""
+    return {
+        **os.environ,
+        "SPARK_HOME": str(SPARK_HOME),
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+    }
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(30)
+
+
+@contextmanager
+def connect_server(workdir: Path, delta_conf: dict[str, str]) -> Iterator[str]:
+    """A Spark Connect server on a free port; yields its ``sc://`` URL."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    conf = {
+        **delta_conf,
+        "spark.connect.grpc.binding.address": "127.0.0.1",
+        "spark.connect.grpc.binding.port": str(port),
+        "spark.sql.shuffle.partitions": "2",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.ui.enabled": "false",
+        "spark.driver.memory": "1g",
+    }
+    args = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[2]",
+            "--class", "org.apache.spark.sql.connect.service.SparkConnectServer"]  # fmt: skip
+    for key, value in conf.items():
+        args += ["--conf", f"{key}={value}"]
+    log = workdir / "connect-server.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [*args, "spark-internal"], stdout=out, stderr=subprocess.STDOUT, env=spark_env(), cwd=workdir,
+            start_new_session=True,
+        )  # fmt: skip
+    try:
+        wait_for_port(port, process, log)
+        yield f"sc://127.0.0.1:{port}"
+    finally:
+        _stop(process)
+
+
+@contextmanager
+def standalone_cluster(workdir: Path, *, cores: int = 2, memory: str = "3g") -> Iterator[str]:
+    """A Spark standalone master and one worker on free ports; yields the master's ``spark://`` URL."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    spark_class = str(SPARK_HOME / "bin" / "spark-class")
+    port, ui, worker_ui = free_port(), free_port(), free_port()
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        master_log = workdir / "master.log"
+        with open(master_log, "wb") as out:
+            master = subprocess.Popen(
+                [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                 "--port", str(port), "--webui-port", str(ui)],
+                stdout=out, stderr=subprocess.STDOUT, env=spark_env(), cwd=workdir, start_new_session=True,
+            )  # fmt: skip
+        started.append(master)
+        wait_for_port(port, master, master_log)
+        url = f"spark://127.0.0.1:{port}"
+        worker_log = workdir / "worker.log"
+        env = {**spark_env(), "SPARK_WORKER_DIR": str(workdir / "work")}
+        with open(worker_log, "wb") as out:
+            worker = subprocess.Popen(
+                [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+                 "--cores", str(cores), "--memory", memory, "--webui-port", str(worker_ui), url],
+                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=workdir, start_new_session=True,
+            )  # fmt: skip
+        started.append(worker)
+        _wait_for_worker(worker_log, worker)
+        yield url
+    finally:
+        for process in reversed(started):
+            _stop(process)
+
+
+def _wait_for_worker(log: Path, worker: subprocess.Popen[bytes], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if worker.poll() is not None:
+            raise RuntimeError(f"the worker exited with {worker.returncode}:\n{_tail(log)}")
+        if "Successfully registered with master" in log.read_text(errors="replace"):
+            return
+        time.sleep(0.5)
+    raise TimeoutError(f"the worker did not register with the master:\n{_tail(log)}")
