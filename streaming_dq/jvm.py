@@ -236,15 +236,28 @@ def spark_conf(bundles: Sequence[BundleName], *, home: Path | None = None) -> di
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m streaming_dq.jvm fetch delta [kafka ...] [--home DIR]``: what ``make jars`` runs."""
+    """``python -m streaming_dq.jvm fetch|conf|jars BUNDLE... [--home DIR]``.
+
+    ``fetch`` is what ``make jars`` runs; ``conf`` prints the Spark conf as JSON; ``jars`` prints the fetched
+    JARs comma-separated, for ``spark-submit --jars`` (exit 1 when a bundle was not fetched).
+    """
     parser = argparse.ArgumentParser(prog="python -m streaming_dq.jvm")
-    parser.add_argument("command", choices=["fetch", "conf"])
+    parser.add_argument("command", choices=["fetch", "conf", "jars"])
     parser.add_argument("bundles", nargs="+", choices=BUNDLES)
     parser.add_argument("--home", type=Path, default=None)
     args = parser.parse_args(argv)
     try:
         if args.command == "conf":
             print(json.dumps(spark_conf(args.bundles, home=args.home), indent=1))
+            return 0
+        if args.command == "jars":
+            found = [bundle_jars(name, home=args.home) for name in args.bundles]
+            missing = [name for name, jars in zip(args.bundles, found, strict=True) if jars is None]
+            if missing:
+                print(f"error: not fetched: {', '.join(missing)} (run: python -m streaming_dq.jvm fetch "
+                      f"{' '.join(missing)})", file=sys.stderr)  # fmt: skip
+                return 1
+            print(",".join(str(j) for jars in found for j in jars or ()))
             return 0
         for name in args.bundles:
             jars = fetch(name, home=args.home, keep_spark_duplicates=name == "kafka-broker")

@@ -26,14 +26,14 @@ def delta_conf() -> dict[str, str]:
     return {**spark_conf(["delta"]), "spark.databricks.delta.snapshotPartitions": "2"}
 
 
-def build_spark_session():  # type: ignore[no-untyped-def]
+def build_spark_session(master: str = "local[2]", conf: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder
-    for key, value in delta_conf().items():
+    for key, value in {**delta_conf(), **(conf or {})}.items():
         builder = builder.config(key, value)
     return (
-        builder.master("local[2]")
+        builder.master(master)
         .appName("streaming-dq-tests")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")

@@ -49,6 +49,8 @@ Options:
                         'port: \${${METRICS_PORT_VARIABLE}:-9108}' under metrics.prometheus.
   --delta-package COORD Maven coordinate of delta-spark (default: ${DELTA_PACKAGE_DEFAULT});
                         'none' when the Delta JARs are already on the cluster's classpath.
+  --fetched-jars        Ship the delta-spark JARs 'make jars' fetched (python -m streaming_dq.jvm fetch
+                        delta; \$STREAMING_DQ_JARS) with --jars instead of resolving --packages: offline.
   --driver-script PATH  driver.py as spark-submit should see it (default: ${script_dir}/driver.py;
                         e.g. local:///opt/streaming-dq/driver.py inside an image)
   --available-now       Drain what the source holds, then stop (streaming-dq run --available-now)
@@ -128,6 +130,7 @@ delta_package="${DELTA_PACKAGE_DEFAULT}"
 driver_script="${script_dir}/driver.py"
 python="${PYTHON:-python3}"
 check=true
+fetched_jars=false
 dry_run=false
 config=""
 gate_name=""
@@ -149,6 +152,7 @@ while [[ $# -gt 0 ]]; do
     --name) need_value "$@"; app_name="$2"; shift 2 ;;
     --metrics-port) need_value "$@"; metrics_port="$2"; shift 2 ;;
     --delta-package) need_value "$@"; delta_package="$2"; shift 2 ;;
+    --fetched-jars) fetched_jars=true; shift ;;
     --driver-script) need_value "$@"; driver_script="$2"; shift 2 ;;
     --timeout) need_value "$@"; run_args+=(--timeout "$2"); shift 2 ;;
     --available-now) run_args+=(--available-now); shift ;;
@@ -191,7 +195,10 @@ if [[ -n "${master}" ]]; then
   command+=(--master "${master}")
 fi
 command+=(--deploy-mode "${deploy_mode}" --name "${app_name}")
-if [[ "${delta_package}" != "none" ]]; then
+if [[ "${fetched_jars}" == true ]]; then
+  jars="$("${python}" -m streaming_dq.jvm jars delta)" || die "no fetched delta-spark JARs (make jars)"
+  command+=(--jars "${jars}")
+elif [[ "${delta_package}" != "none" ]]; then
   command+=(--packages "${delta_package}")
 fi
 command+=(

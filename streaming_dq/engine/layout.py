@@ -98,6 +98,7 @@ class AggregateLayout:
             dict.fromkeys(c.scope.size for c in self.window_checks if c.scope is not None)
         )
         self.window_slots = self._window_slots()
+        self._columns: dict[Any, list[Column]] = {}  # built once per plan, reused for every batch
 
     # -- slots ------------------------------------------------------------------------------------------------
 
@@ -151,8 +152,16 @@ class AggregateLayout:
 
     # -- grouped form (Spark) ---------------------------------------------------------------------------------
 
+    def _cached(self, key: Any, build: Any) -> list[Column]:
+        if key not in self._columns:
+            self._columns[key] = build()
+        return list(self._columns[key])
+
     def group_keys(self, *, windows: bool) -> list[Column]:
         """The ``groupBy`` keys: the regime when profiles split the batch, and one window key per size."""
+        return self._cached(("keys", windows), lambda: self._group_keys(windows))
+
+    def _group_keys(self, windows: bool) -> list[Column]:
         from pyspark.sql import functions as F
 
         keys = [F.col(REGIME_COLUMN)] if self.regimes.split else []
@@ -168,6 +177,9 @@ class AggregateLayout:
 
     def grouped_columns(self, *, windows: bool) -> list[Column]:
         """Every aggregate of the grouped form, aliased (for ``groupBy(*group_keys()).agg(...)``)."""
+        return self._cached(("grouped", windows), lambda: self._grouped_columns(windows))
+
+    def _grouped_columns(self, windows: bool) -> list[Column]:
         from pyspark.sql import functions as F
 
         failed = self.rules.any_column("fail")
@@ -232,6 +244,9 @@ class AggregateLayout:
 
     def observed_columns(self) -> list[Column]:
         """The aggregates ``observe`` computes while the rows are collected: states per group, event time."""
+        return self._cached("observed", self._observed_columns)
+
+    def _observed_columns(self) -> list[Column]:
         cols: list[Column] = []
         seen: set[str] = set()
         for slot in self.observed_slots:

@@ -102,6 +102,13 @@ class FlagRules:
         self.flags = tuple(flags)
         self.verdicts = tuple(dict(v) for v in verdicts)
         self.regimes = regimes
+        # Columns are unresolved expressions: built once through py4j, reused for every batch of the plan.
+        self._columns: dict[Any, Column] = {}
+
+    def _cached(self, key: Any, build: Any) -> Column:
+        if key not in self._columns:
+            self._columns[key] = build()
+        return self._columns[key]
 
     @property
     def n_flags(self) -> int:
@@ -138,6 +145,9 @@ class FlagRules:
 
     def any_column(self, kind: Kind) -> Column:
         """True when a flag that counts as ``kind`` under the row's regime fired."""
+        return self._cached(("any", kind), lambda: self._any_column(kind))
+
+    def _any_column(self, kind: Kind) -> Column:
         from pyspark.sql import functions as F
 
         terms: list[Column] = []
@@ -151,14 +161,18 @@ class FlagRules:
 
     def failed_column(self, breached: frozenset[int] = frozenset()) -> Column:
         """True when the row goes to quarantine: a fail-level flag fired, or its regime is breached."""
-        failed = self.any_column("fail")
-        if breached:
-            failed = failed | self.regimes.membership_column(breached)
-        return failed
+        if not breached:
+            return self.any_column("fail")
+        key = ("failed", frozenset(breached))
+        return self._cached(key, lambda: self.any_column("fail") | self.regimes.membership_column(breached))
 
     def errors_column(self, agg_errors: Mapping[int, Sequence[ErrorEntry]] | None = None) -> Column:
         """``_dq_errors`` of each row: its fired flags (severity of its regime), then its regime's failed
         aggregates; an empty array for a clean row."""
+        key = ("errors", tuple(sorted((r, tuple(e)) for r, e in (agg_errors or {}).items())))
+        return self._cached(key, lambda: self._errors_column(agg_errors))
+
+    def _errors_column(self, agg_errors: Mapping[int, Sequence[ErrorEntry]] | None) -> Column:
         from pyspark.sql import functions as F
 
         entries = [self._flag_entry(i) for i in range(self.n_flags)]

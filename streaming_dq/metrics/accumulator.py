@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
@@ -403,7 +403,8 @@ class WindowAccumulator:
         reopened: list[tuple[str, datetime]] = []
         late: dict[str, int] = defaultdict(int)
         nulls: dict[str, int] = defaultdict(int)
-        deltas = [self._merge(key, states, reopened, late, nulls) for key, states in window_states.items()]
+        ordered = sorted(window_states.items(), key=_window_order)
+        deltas = [self._merge(key, states, reopened, late, nulls) for key, states in ordered]
         if max_event_time is not None and (
             self.max_event_time is None or max_event_time > self.max_event_time
         ):
@@ -576,3 +577,10 @@ class WindowAccumulator:
         if scope == "window":
             key = (cid, rec["window_start"])
             self.windows[key] = merge_states(self.windows.get(key, {}), {sname: state})
+
+
+def _window_order(item: tuple[WindowKey, Any]) -> tuple[str, bool, datetime]:
+    """Deltas in (check, window start) order, rows without event time last: the metrics rows of a batch are
+    the same whichever router grouped them (and whichever order a replay produced them in)."""
+    (check_id, start), _ = item
+    return check_id, start is None, start or datetime.min.replace(tzinfo=UTC)

@@ -19,7 +19,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from streaming_dq.engine.rules import ERROR_TYPE
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 ERRORS_COLUMN = "_dq_errors"
 VALIDATION_TS_COLUMN = "_dq_validation_ts"
@@ -181,15 +181,20 @@ def conform_frame(df: DataFrame, schema: pa.Schema, *, keep_extra: bool = False)
         schema: The target table's schema.
         keep_extra: Append the columns ``schema`` lacks, for a schema-merging write.
     """
+    return df.select(*conform_columns(tuple(df.columns), schema, keep_extra=keep_extra))
+
+
+def conform_columns(columns: tuple[str, ...], schema: pa.Schema, *, keep_extra: bool = False) -> list[Column]:
+    """The projection :func:`conform_frame` applies to a frame with these ``columns`` (reusable per schema)."""
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_type
 
-    present = set(df.columns)
+    present = set(columns)
     cols = []
     for f in schema:
         spark_type = from_arrow_type(f.type)
         source = F.col(f"`{f.name}`") if f.name in present else F.lit(None)
         cols.append(source.cast(spark_type).alias(f.name))
     if keep_extra:
-        cols += [F.col(f"`{c}`") for c in df.columns if c not in schema.names]
-    return df.select(*cols)
+        cols += [F.col(f"`{c}`") for c in columns if c not in schema.names]
+    return cols

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -52,7 +53,7 @@ from streaming_dq.sink.schemas import (
     GATE_COLUMN,
     RAW_COLUMN,
     VALIDATION_TS_COLUMN,
-    conform_frame,
+    conform_columns,
     quarantine_schema,
 )
 from streaming_dq.tables import SparkDeltaWriter
@@ -80,6 +81,17 @@ class SparkRouter(Router):
 
     name = "distributed"
 
+    def __init__(self) -> None:
+        # Projections onto a table's schema, built once per (batch columns, table schema) through py4j.
+        self._projections: dict[tuple[object, ...], list[Column]] = {}
+
+    def conformed(self, frame: DataFrame, schema: pa.Schema, *, keep_extra: bool) -> DataFrame:
+        """``conform_frame``, its Columns reused across batches of the same shape."""
+        key = (tuple(frame.columns), schema, keep_extra)
+        if key not in self._projections:
+            self._projections[key] = conform_columns(key[0], schema, keep_extra=keep_extra)
+        return frame.select(*self._projections[key])
+
     def validate(self, plan: ValidationPlan, df: DataFrame, job: BatchJob) -> ValidatedBatch:
         from pyspark import StorageLevel
 
@@ -101,7 +113,7 @@ class SparkRouter(Router):
         except BaseException:
             annotated.unpersist()
             raise
-        return _SparkBatch(plan, job, annotated, decision, list(df.columns), aggregates.windows)
+        return _SparkBatch(self, plan, job, annotated, decision, list(df.columns), aggregates.windows)
 
     def quarantine_whole(
         self,
@@ -120,7 +132,7 @@ class SparkRouter(Router):
             kept = [F.col(f"`{c}`") for c in drift_kept_columns(df, job.table_schema, drift)]
             error = F.array(_error_struct(DRIFT_ERROR.check, DRIFT_ERROR.check_id, DRIFT_ERROR.severity))
             frame = df.select(*kept, error.alias(ERRORS_COLUMN), *_stamps(job), raw.alias(RAW_COLUMN))
-            quarantined = conform_frame(frame, quarantine_schema(job.table_schema), keep_extra=True)
+            quarantined = self.conformed(frame, quarantine_schema(job.table_schema), keep_extra=True)
             _append_empty(spark_writer, pending, job)
             _append(spark_writer, pending, "quarantine", quarantined, job, merge=True)
         finally:
@@ -141,6 +153,7 @@ class SparkRouter(Router):
 class _SparkBatch(ValidatedBatch):
     def __init__(
         self,
+        router: SparkRouter,
         plan: ValidationPlan,
         job: BatchJob,
         annotated: DataFrame,
@@ -148,7 +161,7 @@ class _SparkBatch(ValidatedBatch):
         input_columns: list[str],
         window_states: WindowStates | None,
     ) -> None:
-        self.plan, self.job, self.decision = plan, job, decision
+        self.plan, self.job, self.decision, self._router = plan, job, decision, router
         self._annotated, self._inputs, self._windows = annotated, input_columns, window_states
 
     def write(self, writer: TableWriter, pending: Mapping[TargetRole, DeltaTarget]) -> RoutedBatch:
@@ -158,7 +171,7 @@ class _SparkBatch(ValidatedBatch):
         inputs = [F.col(f"`{c}`") for c in self._inputs if c != job.malformed]
         if "pass" in pending:
             passed = self._annotated.filter(~failed).select(*inputs)
-            frame = conform_frame(passed, job.table_schema, keep_extra=job.merge)
+            frame = self._router.conformed(passed, job.table_schema, keep_extra=job.merge)
             _append(spark_writer, pending, "pass", frame, job, merge=job.merge)
         if "quarantine" in pending:
             raw = F.col(f"`{job.malformed}`") if job.malformed else F.lit(None).cast("string")
@@ -168,7 +181,7 @@ class _SparkBatch(ValidatedBatch):
                 *_stamps(job),
                 raw.alias(RAW_COLUMN),
             )
-            frame = conform_frame(quarantined, quarantine_schema(job.table_schema), keep_extra=True)
+            frame = self._router.conformed(quarantined, quarantine_schema(job.table_schema), keep_extra=True)
             _append(spark_writer, pending, "quarantine", frame, job, merge=True)
         return RoutedBatch.decided(
             self.plan,

@@ -1,8 +1,10 @@
-"""The streaming job the crash test kills: a landing folder through a gate into delta-rs tables.
+"""The streaming job the crash and cluster tests run: a landing folder through a gate into Delta tables.
 
 Run as its own process (``python gate_crash_job.py LANDING OUT --trigger processing-time|available-now``):
-one SparkSession, one file per micro-batch, the gate writing ``OUT/pass``, ``OUT/quarantine`` and
-``OUT/results`` with the checkpoint in ``OUT/checkpoint``. Each committed batch prints one line.
+one SparkSession (``--master``: local[2] or a standalone cluster's URL), one file per micro-batch, the gate
+writing ``OUT/pass``, ``OUT/quarantine`` and ``OUT/results`` with the checkpoint in ``OUT/checkpoint``, with
+delta-rs or Spark's Delta writer (``--writer``) and either router (``--routing``). Each committed batch prints
+one line; ``--conf key=value`` sets Spark conf (e.g. a small ``spark.driver.maxResultSize``).
 """
 
 from __future__ import annotations
@@ -40,9 +42,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("landing")
     parser.add_argument("out")
     parser.add_argument("--trigger", choices=sorted(TRIGGERS), default="processing-time")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--writer", choices=["delta-rs", "spark"], default="delta-rs")
+    parser.add_argument("--routing", choices=["auto", "driver", "distributed"], default="auto")
+    parser.add_argument("--format", choices=["json", "parquet"], default="json")
+    parser.add_argument("--conf", action="append", default=[], help="key=value")
     args = parser.parse_args(argv)
     out = Path(args.out)
-    spark = build_spark_session()
+    cluster = (
+        {"spark.cores.max": "2", "spark.executor.memory": "1g"} if args.master.startswith("spark:") else {}
+    )
+    spark = build_spark_session(args.master, {**cluster, **dict(c.split("=", 1) for c in args.conf)})
     spark.sparkContext.setLogLevel("ERROR")
     gate = QualityGate(
         "crash-test",
@@ -50,12 +60,14 @@ def main(argv: list[str] | None = None) -> int:
         pass_table=str(out / "pass"),
         quarantine_table=str(out / "quarantine"),
         results_table=str(out / "results"),
-        writer="delta-rs",
+        writer=args.writer,
+        routing=args.routing,
         on_batch=report,
     )
+    schema = with_corrupt_record_column(SCHEMA) if args.format == "json" else SCHEMA
     source = (
-        spark.readStream.format("json")
-        .schema(with_corrupt_record_column(SCHEMA))
+        spark.readStream.format(args.format)
+        .schema(schema)
         .option("maxFilesPerTrigger", "1")
         .load(args.landing)
     )

@@ -37,11 +37,11 @@ PROGRESS_WAIT_SECONDS = 180  # per kill: JVM start plus one committed batch
 FINAL_RUN_SECONDS = 300  # the final availableNow drain
 
 
-def write_landing(landing: Path) -> tuple[set[int], set[int]]:
+def write_landing(landing: Path, files: int = FILES) -> tuple[set[int], set[int]]:
     """Landing files of distinct ids; every 7th row lacks its amount (quarantined)."""
     landing.mkdir()
     failing: set[int] = set()
-    for f in range(FILES):
+    for f in range(files):
         lines = []
         for i in range(f * ROWS_PER_FILE, (f + 1) * ROWS_PER_FILE):
             amount = None if i % 7 == 0 else float(i)
@@ -49,16 +49,18 @@ def write_landing(landing: Path) -> tuple[set[int], set[int]]:
                 failing.add(i)
             lines.append(json.dumps({"id": i, "amount": amount, "ts": "2025-03-01T00:00:00Z"}))
         (landing / f"part-{f:03d}.json").write_text("\n".join(lines) + "\n")
-    return set(range(FILES * ROWS_PER_FILE)), failing
+    return set(range(files * ROWS_PER_FILE)), failing
 
 
 @contextlib.contextmanager
-def job(landing: Path, out: Path, trigger: str, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+def job(
+    landing: Path, out: Path, trigger: str, log: Path, *options: str
+) -> Iterator[subprocess.Popen[bytes]]:
     """The job in its own process group (so a kill takes its JVM too); killed on exit if still running."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
     with log.open("ab") as sink:
         proc = subprocess.Popen(
-            [sys.executable, str(JOB), str(landing), str(out), "--trigger", trigger],
+            [sys.executable, str(JOB), str(landing), str(out), "--trigger", trigger, *options],
             stdout=sink,
             stderr=subprocess.STDOUT,
             env=env,
@@ -97,17 +99,29 @@ def read_ids(path: Path) -> Counter[int]:
     return Counter(read_table(str(path)).column("id").to_pylist())
 
 
-def test_sigkill_at_random_points_then_restart_keeps_every_row_exactly_once(tmp_path):
+@pytest.mark.parametrize(
+    ("where", "files", "kills"), [("local-delta-rs", FILES, KILLS), ("cluster-spark-writer", 6, 1)]
+)
+def test_sigkill_at_random_points_then_restart_keeps_every_row_exactly_once(
+    tmp_path, request, where, files, kills
+):
+    """Locally with delta-rs and the driver router; on a standalone cluster with Spark's Delta writer and the
+    Spark router (the driver killed, its executors released by the master, a new driver on the same
+    checkpoint; fewer files there: a batch costs ~9 cluster jobs)."""
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
     landing, out, log = tmp_path / "landing", tmp_path / "out", tmp_path / "job.log"
-    everything, failing = write_landing(landing)
+    everything, failing = write_landing(landing, files)
+    options: tuple[str, ...] = ()
+    if where == "cluster-spark-writer":
+        cluster = request.getfixturevalue("cluster_url")
+        options = ("--master", cluster, "--writer", "spark", "--routing", "distributed")
 
-    for _ in range(KILLS):
-        with job(landing, out, "processing-time", log) as proc:
+    for _ in range(kills):
+        with job(landing, out, "processing-time", log, *options) as proc:
             kill_after_progress(proc, out, rng)
     killed_at = batches_committed(out)
-    with job(landing, out, "available-now", log) as final:
+    with job(landing, out, "available-now", log, *options) as final:
         assert final.wait(timeout=FINAL_RUN_SECONDS) == 0, f"seed {seed}\n{log.read_text()[-3000:]}"
 
     passed, quarantined = read_ids(out / "pass"), read_ids(out / "quarantine")
