@@ -50,11 +50,14 @@ test: $(STAMP) $(JARS) prometheus-bin lint typecheck promtool
 	$(PY) -m pytest -q -p no:cacheprovider tests; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
+# Both routers: the driver router's grid (benchmarks.run) and the Spark router's (benchmarks.distributed).
 bench: $(STAMP) $(JARS)
 	$(PY) -m benchmarks.run
+	$(PY) -m benchmarks.distributed
 
 bench-quick: $(STAMP) $(JARS)
 	$(PY) -m benchmarks.run --quick
+	$(PY) -m benchmarks.distributed --quick
 
 clean:
 	rm -rf $(VENV) .demo .jars .pytest_cache .mypy_cache .ruff_cache
