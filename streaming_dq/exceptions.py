@@ -133,3 +133,14 @@ class JarFetchError(StreamingDQError, RuntimeError):
         super().__init__(f"cannot fetch the {bundle_name} JARs: {reason}")
         self.bundle_name = bundle_name
         self.reason = reason
+
+
+class ConfigTypeError(ConfigError, TypeError):
+    """A configuration value or an API argument has the wrong type (also a ``TypeError``)."""
+
+
+class InternalError(StreamingDQError, RuntimeError):
+    """An invariant of streaming_dq itself does not hold: a bug, or a metrics table written by something else.
+
+    Please report it with the message; the batch fails, so Spark replays it once the cause is fixed.
+    """

@@ -23,6 +23,7 @@ from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck, BaseRowCheck
 from streaming_dq.core.base_config import BaseRowCheckConfig
 from streaming_dq.core.severity import Severity
+from streaming_dq.exceptions import ConfigError
 
 
 class _ColumnComparisonCheck(BaseRowCheck):
@@ -107,7 +108,7 @@ class _ComparisonConfig(BaseRowCheckConfig):
         for old, new in keys.items():
             if old in data:
                 if new in out:
-                    raise ValueError(f"give either {new} or {old}, not both")
+                    raise ConfigError(f"give either {new} or {old}, not both")
                 out[new] = data[old] if new == "column" else quote(str(data[old]))
         return out
 

@@ -24,6 +24,7 @@ from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck, BaseRowCheck
 from streaming_dq.core.base_config import BaseRowCheckConfig
 from streaming_dq.core.severity import Severity
+from streaming_dq.exceptions import ConfigError
 
 
 class _MembershipCheck(BaseRowCheck):
@@ -125,10 +126,10 @@ class IsNotContainedInCheck(_MembershipCheck):
 
 def _non_empty_lists(field: str, mapping: dict[str, list[Any]]) -> dict[str, list[Any]]:
     if not mapping:
-        raise ValueError(f"{field} must name at least one column")
+        raise ConfigError(f"{field} must name at least one column")
     empty = [c for c, values in mapping.items() if not values]
     if empty:
-        raise ValueError(f"{field} lists no values for column(s) {', '.join(empty)}")
+        raise ConfigError(f"{field} lists no values for column(s) {', '.join(empty)}")
     return mapping
 
 

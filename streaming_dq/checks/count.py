@@ -17,6 +17,7 @@ from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck, ObservableAggregateCheck
 from streaming_dq.core.base_config import BaseAggregateCheckConfig
 from streaming_dq.core.severity import Severity
+from streaming_dq.exceptions import ConfigError
 from streaming_dq.metrics.specs import StateSpec
 
 
@@ -111,7 +112,7 @@ class RowCountBetweenCheckConfig(BaseAggregateCheckConfig):
     @model_validator(mode="after")
     def _ordered(self) -> RowCountBetweenCheckConfig:
         if self.min_count > self.max_count:
-            raise ValueError("min-count must not exceed max-count")
+            raise ConfigError("min-count must not exceed max-count")
         return self
 
 

@@ -228,14 +228,14 @@ class _MetricConfig(BaseAggregateCheckConfig):
     @classmethod
     def _ordered(cls, value: tuple[float, float] | None, info: ValidationInfo) -> tuple[float, float] | None:
         if value is not None and value[0] > value[1]:
-            raise ValueError(f"between: low ({number(value[0])}) must not exceed high ({number(value[1])})")
+            raise ConfigError(f"between: low ({number(value[0])}) must not exceed high ({number(value[1])})")
         return value
 
     @model_validator(mode="after")
     def _one_comparator(self) -> _MetricConfig:
         given = [k for k in COMPARATORS if getattr(self, k) is not None]
         if len(given) != 1:
-            raise ValueError(
+            raise ConfigError(
                 f"give exactly one comparator of {', '.join(COMPARATORS)} (got {', '.join(given) or 'none'})"
             )
         return self

@@ -15,6 +15,7 @@ from streaming_dq.checks.bounds import BetweenBoundCheck, MaxBoundCheck, MinBoun
 from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck
 from streaming_dq.core.base_config import BaseRowCheckConfig
+from streaming_dq.exceptions import ConfigError
 
 Number = int | float | Decimal
 
@@ -82,5 +83,5 @@ class NumericBetweenCheckConfig(_NumericConfig):
     def _ordered(cls, value: Any, info: ValidationInfo) -> Any:
         low = info.data.get("min_value")
         if low is not None and low > value:
-            raise ValueError(f"max-value ({value}) must not be below min-value ({low})")
+            raise ConfigError(f"max-value ({value}) must not be below min-value ({low})")
         return value

@@ -24,6 +24,7 @@ from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck
 from streaming_dq.core.base_config import BaseAggregateCheckConfig
 from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
 from streaming_dq.core.severity import Severity
+from streaming_dq.exceptions import ConfigError
 
 _ALIASES = {
     "integer": "int",
@@ -75,7 +76,7 @@ def normalize_type(name: str) -> str:
         return _INNER_TYPE.sub(lambda m: _ALIASES.get(m.group(1), m.group(1)), text)
     if text.startswith("interval"):
         return text
-    raise ValueError(f"unknown Spark type {name!r}")
+    raise ConfigError(f"unknown Spark type {name!r}")
 
 
 def type_matches(expected: str, actual: str) -> bool:
@@ -191,7 +192,7 @@ class SchemaCheckConfig(BaseAggregateCheckConfig):
             except ValueError:
                 bad.append(f"{column}: {name}")
         if bad:
-            raise ValueError(f"unknown Spark type(s): {', '.join(bad)}")
+            raise ConfigError(f"unknown Spark type(s): {', '.join(bad)}")
         return value
 
 

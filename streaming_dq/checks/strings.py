@@ -20,6 +20,7 @@ from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck, BaseRowCheck
 from streaming_dq.core.base_config import BaseRowCheckConfig
 from streaming_dq.core.severity import Severity
+from streaming_dq.exceptions import ConfigError
 
 
 class _StringCheck(BaseRowCheck):
@@ -212,7 +213,7 @@ class StringLengthBetweenCheckConfig(_StringConfig):
     def _ordered(cls, value: int, info: ValidationInfo) -> int:
         low = info.data.get("min_length")
         if low is not None and low > value:
-            raise ValueError(f"max-length ({value}) must not be below min-length ({low})")
+            raise ConfigError(f"max-length ({value}) must not be below min-length ({low})")
         return value
 
 

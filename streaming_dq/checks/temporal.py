@@ -19,6 +19,7 @@ from streaming_dq.checks.bounds import BetweenBoundCheck, MaxBoundCheck, MinBoun
 from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck
 from streaming_dq.core.base_config import BaseRowCheckConfig
+from streaming_dq.exceptions import ConfigError
 
 
 def iso_date(value: Any) -> str:
@@ -29,7 +30,7 @@ def iso_date(value: Any) -> str:
     """
     if isinstance(value, datetime):
         if value.time() != datetime.min.time():
-            raise ValueError(f"expected a date, got the datetime {value.isoformat()}")
+            raise ConfigError(f"expected a date, got the datetime {value.isoformat()}")
         return value.date().isoformat()
     if isinstance(value, date):
         return value.isoformat()
@@ -37,8 +38,8 @@ def iso_date(value: Any) -> str:
         try:
             return date.fromisoformat(value.strip()).isoformat()
         except ValueError:
-            raise ValueError(f"expected a date as YYYY-MM-DD, got {value!r}") from None
-    raise ValueError(f"expected a date as YYYY-MM-DD, got {type(value).__name__}")
+            raise ConfigError(f"expected a date as YYYY-MM-DD, got {value!r}") from None
+    raise ConfigError(f"expected a date as YYYY-MM-DD, got {type(value).__name__}")
 
 
 def iso_timestamp(value: Any) -> str:
@@ -55,9 +56,9 @@ def iso_timestamp(value: Any) -> str:
         try:
             parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError:
-            raise ValueError(f"expected an ISO timestamp (YYYY-MM-DD HH:MM:SS), got {value!r}") from None
+            raise ConfigError(f"expected an ISO timestamp (YYYY-MM-DD HH:MM:SS), got {value!r}") from None
     else:
-        raise ValueError(f"expected an ISO timestamp, got {type(value).__name__}")
+        raise ConfigError(f"expected an ISO timestamp, got {type(value).__name__}")
     return parsed.isoformat(sep=" ")
 
 
@@ -149,7 +150,7 @@ def _check_order(low: str | None, high: str, kind: str) -> None:
     except TypeError:  # one bound has an offset, the other not: Spark decides at run time
         return
     if wrong:
-        raise ValueError(f"max-value ({high}) must not be before min-value ({low})")
+        raise ConfigError(f"max-value ({high}) must not be before min-value ({low})")
 
 
 @register_check_config(check_name="date-min-check")

@@ -43,7 +43,7 @@ from streaming_dq.cli.demo_report import DemoRun, print_summary
 from streaming_dq.config.gate_config import GateConfig, MetricsSection, PrometheusSection
 from streaming_dq.config.loader import expand_env, load_gate_config
 from streaming_dq.core.outcome import BatchOutcome
-from streaming_dq.exceptions import ExporterError, StreamingDQError
+from streaming_dq.exceptions import ExporterError, InternalError, StreamingDQError
 from streaming_dq.profiles.event_time import time_zone
 
 if TYPE_CHECKING:
@@ -310,7 +310,7 @@ def run_phase(
             config = with_port(config, 0)
             continue
         return config, (totals.error or "the stream failed") if totals.failed else None
-    raise AssertionError("unreachable")
+    raise InternalError("the demo left its port loop without a result")
 
 
 def _landing_line(console: Console, written: list[LandingFile]) -> None:

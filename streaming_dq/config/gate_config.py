@@ -84,7 +84,7 @@ def _option_value(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, str | int | float):
         return str(value)
-    raise ValueError(f"an option value must be a string, number or boolean, got {type(value).__name__}")
+    raise ConfigError(f"an option value must be a string, number or boolean, got {type(value).__name__}")
 
 
 OptionValue = Annotated[str, BeforeValidator(_option_value)]
@@ -148,10 +148,10 @@ def parse_trigger(value: object) -> Trigger:
         interval = value["processing-time"]
         if isinstance(interval, str) and _INTERVAL.match(interval):
             return Trigger(interval.strip())
-        raise ValueError(
+        raise ConfigError(
             f"processing-time must be an interval such as '10 seconds' or '1 minute', got {interval!r}"
         )
-    raise ValueError(f"trigger must be 'available-now' or {{processing-time: '10 seconds'}}, got {value!r}")
+    raise ConfigError(f"trigger must be 'available-now' or {{processing-time: '10 seconds'}}, got {value!r}")
 
 
 TriggerField = Annotated[
@@ -228,10 +228,10 @@ def ddl_columns(ddl: str) -> list[tuple[str, str]]:
     for item in _split_top_level(ddl):
         match = _COLUMN.match(item)
         if match is None:
-            raise ValueError(f"expected 'name TYPE' items separated by commas, got {item!r}")
+            raise ConfigError(f"expected 'name TYPE' items separated by commas, got {item!r}")
         name, type_name = match.group(1), match.group(2).lower()
         if type_name not in _SIMPLE_TYPES | _COMPLEX_TYPES:
-            raise ValueError(f"column {name}: {match.group(2)!r} is not a Spark SQL type")
+            raise ConfigError(f"column {name}: {match.group(2)!r} is not a Spark SQL type")
         columns.append((name[1:-1].replace("``", "`") if name.startswith("`") else name, type_name))
     return columns
 
@@ -401,7 +401,7 @@ def _fail_level(value: object) -> Severity:
     try:
         return normalize_severity(value)  # type: ignore[arg-type]
     except ConfigError as exc:
-        raise ValueError(exc.reason) from None
+        raise ConfigError(exc.reason) from None
 
 
 class GateConfig(_Section):

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import ClassVar, TypeVar
 
 from streaming_dq.core.base_config import BaseCheckConfig
-from streaming_dq.exceptions import UnknownCheckTypeError
+from streaming_dq.exceptions import ConfigError, UnknownCheckTypeError
 
 C = TypeVar("C", bound=type[BaseCheckConfig])
 
@@ -19,7 +19,7 @@ class CheckConfigRegistry:
     @classmethod
     def register(cls, name: str, config_class: type[BaseCheckConfig]) -> None:
         if name in cls._registry:
-            raise ValueError(
+            raise ConfigError(
                 f"check name {name!r} is already registered to {cls._registry[name].__name__}; "
                 f"cannot register {config_class.__name__}"
             )

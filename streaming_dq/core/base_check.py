@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
 from streaming_dq.core.severity import Severity, normalize_severity
-from streaming_dq.exceptions import MissingReferenceDatasetError
+from streaming_dq.exceptions import ConfigError, MissingReferenceDatasetError
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -41,13 +41,13 @@ class BaseCheck(ABC):
         scope: WindowScope | None = None,
     ) -> None:
         if not check_id or not isinstance(check_id, str):
-            raise ValueError("check_id must be a non-empty string")
+            raise ConfigError("check_id must be a non-empty string")
         self.check_id = check_id
         self.severity = normalize_severity(severity)
         self.tags: frozenset[str] = frozenset(tags)
         self.group = group
         if scope is not None and not isinstance(self, ObservableAggregateCheck):
-            raise ValueError(f"check {check_id!r}: only observable aggregate checks can have a window scope")
+            raise ConfigError(f"check {check_id!r}: only observable aggregate checks can have a window scope")
         self.scope = scope
 
     @property

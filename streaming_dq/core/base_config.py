@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck, BaseRowCheck, ObservableAggregateCheck
 from streaming_dq.core.scope import WindowScope
 from streaming_dq.core.severity import Severity, normalize_severity
+from streaming_dq.exceptions import ConfigError, ConfigTypeError
 
 
 def kebab(name: str) -> str:
@@ -54,7 +55,7 @@ class BaseCheckConfig(BaseModel):
         if self.scope is not None and not (
             isinstance(check_class, type) and issubclass(check_class, ObservableAggregateCheck)
         ):
-            raise ValueError("scope: only observable aggregate checks can be window-scoped")
+            raise ConfigError("scope: only observable aggregate checks can be window-scoped")
         return self
 
     @classmethod
@@ -64,10 +65,10 @@ class BaseCheckConfig(BaseModel):
             return
         check_class = cls.__dict__.get("check_class")
         if check_class is None:
-            raise TypeError(f"{cls.__name__} must set check_class")
+            raise ConfigTypeError(f"{cls.__name__} must set check_class")
         expected = cls._expected_base
         if not (isinstance(check_class, type) and issubclass(check_class, expected)):
-            raise TypeError(
+            raise ConfigTypeError(
                 f"{cls.__name__}.check_class={getattr(check_class, '__name__', check_class)!r} "
                 f"must be a subclass of {expected.__name__}"
             )

@@ -7,6 +7,8 @@ from datetime import timedelta
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from streaming_dq.exceptions import ConfigError
+
 _UNITS = {
     "second": 1,
     "seconds": 1,
@@ -29,12 +31,12 @@ def parse_window(text: str) -> timedelta:
     """
     m = _PATTERN.match(text.lower())
     if not m or m.group(2) not in _UNITS or int(m.group(1)) <= 0:
-        raise ValueError(f"invalid window {text!r}: expected e.g. '1 hour', '15 minutes', '1 day'")
+        raise ConfigError(f"invalid window {text!r}: expected e.g. '1 hour', '15 minutes', '1 day'")
     seconds = int(m.group(1)) * _UNITS[m.group(2)]
     if seconds < 86400 and 86400 % seconds:
-        raise ValueError(f"window {text!r} must divide a day evenly (windows are aligned to local midnight)")
+        raise ConfigError(f"window {text!r} must divide a day evenly (windows are aligned to local midnight)")
     if seconds > 86400 and seconds % 86400:
-        raise ValueError(f"window {text!r}: windows longer than a day must be whole days")
+        raise ConfigError(f"window {text!r}: windows longer than a day must be whole days")
     return timedelta(seconds=seconds)
 
 
@@ -46,7 +48,7 @@ def parse_duration(text: str) -> timedelta:
     """
     m = _PATTERN.match(text.lower())
     if not m or m.group(2) not in _UNITS:
-        raise ValueError(f"invalid duration {text!r}: expected e.g. '0 seconds', '30 minutes', '2 hours'")
+        raise ConfigError(f"invalid duration {text!r}: expected e.g. '0 seconds', '30 minutes', '2 hours'")
     return timedelta(seconds=int(m.group(1)) * _UNITS[m.group(2)])
 
 

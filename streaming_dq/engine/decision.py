@@ -18,6 +18,7 @@ from streaming_dq.core.severity import Severity
 from streaming_dq.engine.regimes import OverrideGroup
 from streaming_dq.engine.rules import ErrorEntry
 from streaming_dq.engine.values import BatchAggregates, BatchStates, EventTimeStats, merge_named_states
+from streaming_dq.exceptions import InternalError
 from streaming_dq.metrics.states import empty_state
 
 if TYPE_CHECKING:
@@ -187,7 +188,7 @@ def _classic_results(
             out.append((order, _skipped(check, group)))
             continue
         if frame is None:
-            raise ValueError("classic aggregate checks need the DataFrame")
+            raise InternalError("classic aggregate checks need the DataFrame")
         scope = frozenset(group.ordinals).union(*(groups[x].ordinals for x in folded))
         scoped = frame if not plan.regimes.split else frame.filter(plan.regimes.membership_column(scope))
         scoped = scoped.select(*[F.col(f"`{c}`") for c in scoped.columns if not c.startswith("__dq_")])

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from streaming_dq.engine.regimes import REGIME_COLUMN, RegimeTable
 from streaming_dq.engine.rules import FlagRules, flag_column
 from streaming_dq.engine.values import BatchAggregates, EventTimeStats, RowCounts, from_micros
+from streaming_dq.exceptions import InternalError
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -148,7 +149,7 @@ class AggregateLayout:
         for g, group in enumerate(self.regimes.groups_by_id(check_id)):
             if regime in group.ordinals:
                 return g
-        raise KeyError((check_id, regime))
+        raise InternalError(f"no override group of {check_id!r} holds regime {regime}")
 
     # -- grouped form (Spark) ---------------------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 
 from streaming_dq.engine.regimes import REGIME_COLUMN, RegimeTable, Verdict
 from streaming_dq.engine.values import RowCounts
+from streaming_dq.exceptions import InternalError
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -98,7 +99,7 @@ class FlagRules:
         self, flags: Sequence[FlagSpec], verdicts: Sequence[Mapping[int, Verdict]], regimes: RegimeTable
     ) -> None:
         if len(flags) != len(verdicts):
-            raise ValueError("one verdict table per flag")
+            raise InternalError("one verdict table per flag")
         self.flags = tuple(flags)
         self.verdicts = tuple(dict(v) for v in verdicts)
         self.regimes = regimes

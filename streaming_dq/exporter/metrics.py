@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from prometheus_client import CollectorRegistry
 
 from streaming_dq.core.outcome import BatchOutcome, CheckKind, CheckOutcome, WindowOutcome
+from streaming_dq.exceptions import ConfigError
 from streaming_dq.exporter.collector import InstrumentCollector, build_instruments
 
 ROW_OUTCOMES = ("passed", "quarantined", "warned")
@@ -112,7 +113,7 @@ class GateMetrics:
             ValueError: The outcome belongs to another gate.
         """
         if outcome.gate != self.gate:
-            raise ValueError(
+            raise ConfigError(
                 f"outcome of gate {outcome.gate!r} recorded on the metrics of gate {self.gate!r}"
             )
         if outcome.status == "skipped_replay":

@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 
 from streaming_dq.core.base_check import ObservableAggregateCheck
 from streaming_dq.core.outcome import WindowOutcome
+from streaming_dq.exceptions import ConfigError, InternalError
 from streaming_dq.metrics.states import (
     HLL_LG_K,
     CountState,
@@ -124,7 +125,7 @@ def _row_input(spec: StateSpec, check_id: str) -> Column | None:
     if spec.kind == "count":
         return None if spec.expr is None else F.coalesce(spec.expr, F.lit(False))
     if spec.expr is None:
-        raise ValueError(f"check {check_id!r}: a {spec.kind} state needs an expression")
+        raise ConfigError(f"check {check_id!r}: a {spec.kind} state needs an expression")
     return spec.expr if spec.kind == "hll" else spec.expr.cast("double")
 
 
@@ -166,7 +167,7 @@ def batch_window_states(
 
 def _scope_size(check: ObservableAggregateCheck) -> timedelta:
     if check.scope is None:
-        raise ValueError(f"check {check.check_id!r} has no window scope")
+        raise ConfigError(f"check {check.check_id!r} has no window scope")
     return check.scope.size
 
 
@@ -179,7 +180,7 @@ def _aggregates(kind: str, col: str) -> list[tuple[str, str, Any]]:
         return [(col, kind, None)]
     if kind == "moments":
         return [(col, "count", None), (col, "mean", None), (col, "variance", pc.VarianceOptions(ddof=0))]
-    raise ValueError(f"unknown state kind {kind!r}")
+    raise InternalError(f"unknown state kind {kind!r}")
 
 
 def _size_states(
@@ -346,9 +347,9 @@ class WindowAccumulator:
         late_data: LateDataPolicy = "count",
     ) -> None:
         if late_data not in ("count", "reopen"):
-            raise ValueError(f"late_data must be 'count' or 'reopen', got {late_data!r}")
+            raise ConfigError(f"late_data must be 'count' or 'reopen', got {late_data!r}")
         if allowed_lateness < timedelta(0):
-            raise ValueError("allowed_lateness must not be negative")
+            raise ConfigError("allowed_lateness must not be negative")
         self.gate = gate
         self.checks = {c.check_id: c for c in window_checks}
         self.sizes = {c.check_id: _scope_size(c) for c in window_checks}
@@ -429,7 +430,7 @@ class WindowAccumulator:
         """A check's first window is the earliest one of the first batch that has rows for it."""
         for cid, start in window_states:
             if cid not in self.checks:
-                raise ValueError(f"unknown window-scoped check {cid!r}")
+                raise ConfigError(f"unknown window-scoped check {cid!r}")
             if start is not None and cid not in self.next_start:
                 first = min(s for c, s in window_states if c == cid and s is not None)
                 self.next_start[cid] = first

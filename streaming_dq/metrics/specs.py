@@ -14,6 +14,7 @@ from typing import Any
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from streaming_dq.exceptions import InternalError
 from streaming_dq.metrics.states import (
     HLL_LG_K,
     CountState,
@@ -70,7 +71,7 @@ class StateSpec:
             return {"value": F.max(number)}
         if self.kind == "moments":
             return {"n": F.count(number), "mean": F.avg(number), "m2": F.var_pop(number) * F.count(number)}
-        raise ValueError(f"unknown state kind {self.kind!r}")
+        raise InternalError(f"unknown state kind {self.kind!r}")
 
     def decode(self, values: Mapping[str, Any]) -> Any:
         """Build the state from the resolved aggregate values (keys as in :meth:`aggregations`)."""
@@ -93,4 +94,4 @@ class StateSpec:
         if self.kind == "hll":
             sketch = values.get("sketch")
             return HllState(bytes(sketch) if sketch else None)
-        raise ValueError(f"unknown state kind {self.kind!r}")
+        raise InternalError(f"unknown state kind {self.kind!r}")

@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol
 
+from streaming_dq.exceptions import InternalError
+
 StateKind = Literal["count", "sum", "min", "max", "moments", "hll"]
 
 HLL_LG_K = 12
@@ -229,4 +231,4 @@ def state_from_record(kind: str, record: dict[str, Any]) -> Any:
     if kind == "hll":
         sketch = record.get("sketch")
         return HllState(bytes(sketch) if sketch is not None else None)
-    raise ValueError(f"unknown state kind {kind!r}")
+    raise InternalError(f"unknown state kind {kind!r}")

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from streaming_dq.exceptions import ConfigError, ConfigTypeError
 from streaming_dq.profiles.event_time import time_zone
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def _first_day(day: date, size: timedelta) -> date:
 def _check_size(size: timedelta) -> None:
     seconds = size.total_seconds()
     if seconds <= 0 or (seconds < 86400 and 86400 % seconds) or (seconds > 86400 and seconds % 86400):
-        raise ValueError(f"window size {size} must divide a day or be whole days")
+        raise ConfigError(f"window size {size} must divide a day or be whole days")
 
 
 def window_bounds(ts: datetime, size: timedelta, timezone: str) -> tuple[datetime, datetime]:
@@ -117,7 +118,7 @@ def _to_utc_micros(ts: pa.Array | pa.ChunkedArray) -> pa.Array:
     if isinstance(ts, pa.ChunkedArray):
         ts = ts.combine_chunks()
     if not pa.types.is_timestamp(ts.type):
-        raise TypeError(f"event time must be a timestamp array, got {ts.type}")
+        raise ConfigTypeError(f"event time must be a timestamp array, got {ts.type}")
     if ts.type.tz is None:
         ts = pc.assume_timezone(ts, "UTC")
     return ts.cast(UTC_MICROS)

@@ -71,7 +71,7 @@ _PROFILE_TYPES = frozenset({"holiday", "recurring"})
 def _calendar_date(value: object) -> object:
     """Accept a ``date`` (YAML's unquoted ``2025-12-20``) or an ISO ``"YYYY-MM-DD"`` string, nothing else."""
     if isinstance(value, datetime):
-        raise ValueError(f"expected a calendar date, got the timestamp {value.isoformat()}")
+        raise ConfigError(f"expected a calendar date, got the timestamp {value.isoformat()}")
     if isinstance(value, date):
         return value
     if isinstance(value, str):
@@ -79,7 +79,7 @@ def _calendar_date(value: object) -> object:
             return date.fromisoformat(value.strip())
         except ValueError:
             pass
-    raise ValueError(f"expected a date like 2025-12-20, got {value!r}")
+    raise ConfigError(f"expected a date like 2025-12-20, got {value!r}")
 
 
 def _month_day(value: object) -> str:
@@ -123,7 +123,7 @@ class SelectorConfig(_Model):
     def _one_kind(self) -> SelectorConfig:
         kinds = sum(v is not None for v in (self.tag, self.check or self.check_id))
         if kinds != 1:
-            raise ValueError(
+            raise ConfigError(
                 "select needs exactly one of {tag: T}, {check: G}, {check: G, check-id: C} or {check-id: C}"
             )
         return self
@@ -177,7 +177,7 @@ class HolidayProfileConfig(_Model):
     def _not_before_start(cls, end: date, info: ValidationInfo) -> date:
         start = info.data.get("start_date")
         if start is not None and end < start:
-            raise ValueError(f"end date {end} is before start date {start}")
+            raise ConfigError(f"end date {end} is before start date {start}")
         return end
 
     def to_profile(self) -> HolidayProfile:
@@ -208,13 +208,13 @@ class RecurringProfileConfig(_Model):
         if "month_day_start" not in info.data:  # the start itself is invalid: reported there
             return end
         if (info.data["month_day_start"] is None) != (end is None):
-            raise ValueError("a month-day range needs both month-day-start and month-day-end")
+            raise ConfigError("a month-day range needs both month-day-start and month-day-end")
         return end
 
     @model_validator(mode="after")
     def _range_or_weekdays(self) -> RecurringProfileConfig:
         if self.month_day_start is None and self.weekdays is None:
-            raise ValueError("a recurring profile needs month-day-start/month-day-end, weekdays, or both")
+            raise ConfigError("a recurring profile needs month-day-start/month-day-end, weekdays, or both")
         return self
 
     def to_profile(self) -> RecurringProfile:
@@ -237,7 +237,7 @@ def _unique_names(profiles: list[HolidayProfileConfig | RecurringProfileConfig])
     for index, profile in enumerate(profiles):
         if profile.name in seen:
             first = seen[profile.name]
-            raise ValueError(
+            raise ConfigError(
                 f"duplicate profile name {profile.name!r} (profiles[{first}] and profiles[{index}])"
             )
         seen[profile.name] = index

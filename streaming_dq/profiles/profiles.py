@@ -66,15 +66,15 @@ def parse_month_day(value: object) -> tuple[int, int]:
         (12, 24)
     """
     if not isinstance(value, str):
-        raise ValueError(f"month-day must be a string 'MM-DD', got {value!r}")
+        raise ConfigError(f"month-day must be a string 'MM-DD', got {value!r}")
     parts = value.strip().split("-")
     if len(parts) != 2 or not all(p.isdigit() and len(p) == 2 for p in parts):
-        raise ValueError(f"month-day must look like 'MM-DD' (e.g. '12-24'), got {value!r}")
+        raise ConfigError(f"month-day must look like 'MM-DD' (e.g. '12-24'), got {value!r}")
     month, day = int(parts[0]), int(parts[1])
     if not 1 <= month <= 12:
-        raise ValueError(f"month-day {value!r}: month must be 01..12")
+        raise ConfigError(f"month-day {value!r}: month must be 01..12")
     if not 1 <= day <= _DAYS_IN_MONTH[month - 1]:
-        raise ValueError(f"month-day {value!r}: month {month:02d} has no day {day:02d}")
+        raise ConfigError(f"month-day {value!r}: month {month:02d} has no day {day:02d}")
     return month, day
 
 
@@ -89,15 +89,15 @@ def parse_weekdays(values: object) -> tuple[str, ...]:
         ('sat', 'sun')
     """
     if isinstance(values, str) or not isinstance(values, Sequence | frozenset | set):
-        raise ValueError(f"weekdays must be a list of weekday names, got {values!r}")
+        raise ConfigError(f"weekdays must be a list of weekday names, got {values!r}")
     indexes: set[int] = set()
     for value in values:
         index = _WEEKDAY_ALIASES.get(value.strip().lower()) if isinstance(value, str) else None
         if index is None:
-            raise ValueError(f"unknown weekday {value!r}: expected one of {', '.join(WEEKDAY_NAMES)}")
+            raise ConfigError(f"unknown weekday {value!r}: expected one of {', '.join(WEEKDAY_NAMES)}")
         indexes.add(index)
     if not indexes:
-        raise ValueError("weekdays must name at least one day")
+        raise ConfigError("weekdays must name at least one day")
     return tuple(WEEKDAY_NAMES[i] for i in sorted(indexes))
 
 

@@ -14,6 +14,7 @@ from datetime import date
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
+from streaming_dq.exceptions import ConfigError
 from streaming_dq.profiles.profiles import HolidayProfile, Profile, RecurringProfile
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def regime_from_mask(profiles: Sequence[Profile], mask: int) -> Regime:
         Regime(mask=1, profiles=('Weekends',))
     """
     if mask < 0 or mask >> len(profiles):
-        raise ValueError(f"regime mask {mask:#b} does not fit {len(profiles)} profiles")
+        raise ConfigError(f"regime mask {mask:#b} does not fit {len(profiles)} profiles")
     return Regime(mask, tuple(p.name for i, p in enumerate(profiles) if mask >> i & 1))
 
 
@@ -112,7 +113,7 @@ def enumerate_regimes(profiles: Sequence[Profile]) -> tuple[Regime, ...]:
         [0, 1, 2, 3]
     """
     if len(profiles) > _MAX_PROFILES:
-        raise ValueError(f"at most {_MAX_PROFILES} profiles are supported, got {len(profiles)}")
+        raise ConfigError(f"at most {_MAX_PROFILES} profiles are supported, got {len(profiles)}")
     if all(isinstance(p, HolidayProfile | RecurringProfile) for p in profiles):
         masks = _calendar_masks(profiles)
     else:
@@ -192,7 +193,7 @@ def regime_column(profiles: Sequence[Profile], date_col: Column) -> Column:
     from pyspark.sql import functions as F
 
     if len(profiles) > _MAX_PROFILES:
-        raise ValueError(f"at most {_MAX_PROFILES} profiles are supported, got {len(profiles)}")
+        raise ConfigError(f"at most {_MAX_PROFILES} profiles are supported, got {len(profiles)}")
     mask = F.lit(0)
     for i, profile in enumerate(profiles):
         mask = mask + F.when(profile.active_column(date_col), F.lit(1 << i)).otherwise(F.lit(0))

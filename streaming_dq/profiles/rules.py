@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from streaming_dq.core.severity import Severity, normalize_severity
-from streaming_dq.exceptions import ConfigError
+from streaming_dq.exceptions import ConfigError, ConfigTypeError
 from streaming_dq.profiles.selectors import (
     SELECTOR_TYPES,
     CheckIdSelector,
@@ -27,10 +27,10 @@ def validate_multiplier(value: object) -> float:
         2.0
     """
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"metric multiplier must be a number, got {value!r}")
+        raise ConfigError(f"metric multiplier must be a number, got {value!r}")
     number = float(value)
     if not math.isfinite(number) or number <= 0:
-        raise ValueError(f"metric multiplier must be a finite number greater than 0, got {value!r}")
+        raise ConfigError(f"metric multiplier must be a finite number greater than 0, got {value!r}")
     return number
 
 
@@ -62,7 +62,7 @@ class Rule:
 
     def __post_init__(self) -> None:
         if not isinstance(self.selector, SELECTOR_TYPES):
-            raise TypeError(f"a rule needs a selector, got {self.selector!r}")
+            raise ConfigTypeError(f"a rule needs a selector, got {self.selector!r}")
         if not isinstance(self.disabled, bool):
             raise ConfigError(f"disable must be true or false, got {self.disabled!r}", field_path="disable")
         try:

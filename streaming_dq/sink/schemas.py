@@ -17,6 +17,7 @@ import pyarrow as pa
 from pyspark.sql.types import StringType, StructField, StructType
 
 from streaming_dq.engine.rules import ERROR_TYPE
+from streaming_dq.exceptions import ConfigTypeError
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -99,7 +100,7 @@ def with_corrupt_record_column(
     """
     schema = StructType.fromDDL(schema_ddl) if isinstance(schema_ddl, str) else schema_ddl
     if not isinstance(schema, StructType):
-        raise TypeError(f"expected a struct schema, got {schema.simpleString()}")
+        raise ConfigTypeError(f"expected a struct schema, got {schema.simpleString()}")
     if column in schema.fieldNames():
         return schema
     return StructType([*schema.fields, StructField(column, StringType(), True)])

@@ -35,7 +35,7 @@ from pyspark.sql import functions as F
 from streaming_dq.core.outcome import CheckOutcome
 from streaming_dq.engine.decision import decide
 from streaming_dq.engine.values import EventTimeStats
-from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
+from streaming_dq.exceptions import CheckEvaluationError, InternalError, MissingReferenceDatasetError
 from streaming_dq.sink.drift import DRIFT_CHECK_ID
 from streaming_dq.sink.records import RoutedBatch
 from streaming_dq.sink.routing import (
@@ -198,7 +198,7 @@ class _SparkBatch(ValidatedBatch):
 
 def _spark_writer(writer: TableWriter) -> SparkDeltaWriter:
     if not isinstance(writer, SparkDeltaWriter):
-        raise TypeError(f"the Spark router writes with Spark's Delta writer, not {writer.name}")
+        raise InternalError(f"the Spark router writes with Spark's Delta writer, not {writer.name}")
     return writer
 
 

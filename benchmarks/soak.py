@@ -1,0 +1,151 @@
+"""``python -m benchmarks.soak [--batches 5000] [--rows 200] [--routing driver]``: one gate, many small batches.
+
+The gate's batch function is called directly on prepared DataFrames (the streaming engine's own per-batch
+cost is not the gate's), with a results and a metrics table and a daily window check, event time advancing two
+minutes a batch. Every batch's latency is recorded, and every ``--every`` batches the RSS of the Python driver
+and of the JVM (from /proc) and the files of each table. At the end: the least-squares slope of latency and of
+RSS over the batches after warm-up, and the same over the last half alone (a leak keeps its slope; a cache
+filling up flattens). Writes ``benchmarks/results/soak-<routing>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "benchmarks" / ".work" / "soak"
+
+CHECKS = [
+    {"check": "null-check", "check-id": "id-present", "columns": ["id"]},
+    {"check": "numeric-between-check", "check-id": "amount-range", "columns": ["amount"], "min-value": 0,
+     "max-value": 1000},
+    {"check": "row-count-min-check", "check-id": "batch-volume", "min-count": 10},
+    {"check": "mean-check", "check-id": "basket", "column": "amount", "le": 900},
+    {"check": "row-count-min-check", "check-id": "daily-volume", "min-count": 100, "scope": {"window": "1 day"}},
+]  # fmt: skip
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def slope(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Least-squares slope of ys over xs."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    den = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else 0.0
+
+
+def files(table: Path) -> int:
+    from deltalake import DeltaTable
+
+    return len(DeltaTable(str(table)).file_uris()) if DeltaTable.is_deltatable(str(table)) else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.soak")
+    parser.add_argument("--batches", type=int, default=5000)
+    parser.add_argument("--rows", type=int, default=200)
+    parser.add_argument("--every", type=int, default=100)
+    parser.add_argument("--warmup", type=int, default=200)
+    parser.add_argument("--routing", choices=["driver", "distributed"], default="driver")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    from streaming_dq import CheckSet, QualityGate
+
+    builder = SparkSession.builder.master("local[2]").appName("streaming-dq-soak")
+    conf = {"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC",
+            "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "2g"}  # fmt: skip
+    if args.routing == "distributed":
+        from streaming_dq.jvm import spark_conf
+
+        conf |= spark_conf(["delta"]) | {"spark.databricks.delta.snapshotPartitions": "2"}
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    work = WORK / args.routing
+    shutil.rmtree(work, ignore_errors=True)
+    tables = {name: work / name for name in ("pass", "quarantine", "results", "metrics")}
+    gate = QualityGate(
+        "soak", CheckSet.from_dicts(CHECKS), pass_table=str(tables["pass"]),
+        quarantine_table=str(tables["quarantine"]), results_table=str(tables["results"]),
+        metrics_table=str(tables["metrics"]), event_time="ts", timezone="Europe/Berlin",
+        writer="spark" if args.routing == "distributed" else "delta-rs", routing=args.routing,
+    )  # fmt: skip
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    jvm = spark.sparkContext._gateway.proc.pid
+    latencies: list[float] = []
+    samples: list[dict[str, Any]] = []
+    began = time.perf_counter()
+    for batch_id in range(args.batches):
+        ts = start + timedelta(minutes=2 * batch_id)
+        df = spark.range(args.rows).select(
+            F.when(F.col("id") % 97 == 0, F.lit(None)).otherwise(F.col("id")).alias("id"),
+            (F.col("id") % 1200).cast("double").alias("amount"),
+            (F.lit(ts) + F.make_interval(secs=F.col("id") % 120)).alias("ts"),
+        )
+        t0 = time.perf_counter()
+        gate(df, batch_id)
+        latencies.append(time.perf_counter() - t0)
+        if batch_id % args.every == 0 or batch_id == args.batches - 1:
+            gc.collect()
+            sample = {
+                "batch": batch_id,
+                "elapsed_s": time.perf_counter() - began,
+                "latency_s": statistics.median(latencies[-args.every :]),
+                "python_rss_mib": rss_mib(os.getpid()),
+                "jvm_rss_mib": rss_mib(jvm),
+                "files": {name: files(path) for name, path in tables.items()},
+            }
+            samples.append(sample)
+            print(json.dumps(sample), flush=True)
+    after = [s for s in samples if s["batch"] >= args.warmup]
+    half = [s for s in after if s["batch"] >= (args.warmup + args.batches) // 2]
+
+    def slopes(points: list[dict[str, Any]]) -> dict[str, float]:
+        xs = [p["batch"] for p in points]
+        return {
+            "latency_ms_per_1000_batches": slope(xs, [p["latency_s"] * 1000 for p in points]) * 1000,
+            "python_rss_mib_per_1000_batches": slope(xs, [p["python_rss_mib"] for p in points]) * 1000,
+            "jvm_rss_mib_per_1000_batches": slope(xs, [p["jvm_rss_mib"] for p in points]) * 1000,
+        }
+
+    summary = {
+        "routing": args.routing,
+        "batches": args.batches,
+        "rows_per_batch": args.rows,
+        "seconds": time.perf_counter() - began,
+        "median_latency_s": statistics.median(latencies[args.warmup :]),
+        "p95_latency_s": sorted(latencies[args.warmup :])[int(0.95 * len(latencies[args.warmup :]))],
+        "after_warmup": slopes(after),
+        "last_half": slopes(half),
+        "samples": samples,
+    }
+    out = args.out or ROOT / "benchmarks" / "results" / f"soak-{args.routing}.json"
+    out.write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    print(json.dumps({k: v for k, v in summary.items() if k != "samples"}, indent=1))
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
