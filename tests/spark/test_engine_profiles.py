@@ -148,3 +148,24 @@ def test_rows_without_event_time_join_the_largest_regime_for_aggregates(spark) -
     assert [(a.status, a.metrics["value"], a.regime) for a in alone.aggregate_results] == [
         ("failed", 1.0, ())
     ]
+
+
+def test_labels_name_only_the_profiles_active_for_the_rows_they_describe(spark) -> None:  # type: ignore[no-untyped-def]
+    """Thursday and Friday orders, none on the holiday: no check's label may name Christmas or Weekends.
+
+    A row check that behaves alike under every regime has one override group covering them all; its label
+    used to list every profile of the group, whatever the batch held.
+    """
+    from streaming_dq.profiles import RecurringProfile
+
+    weekends = RecurringProfile("Weekends", weekdays=["sat", "sun"], rules=[check_id("cap").disable()])
+    thursday, friday = datetime(2025, 12, 18, 12, tzinfo=UTC), datetime(2025, 12, 19, 12, tzinfo=UTC)
+    df = spark.createDataFrame([(1, None, thursday), (2, "x", friday)], "id int, name string, ts timestamp")
+    result = BatchDQEngine(
+        CheckSet.from_dicts(CHECKS), profiles=[CHRISTMAS, weekends], event_time="ts"
+    ).run_batch(df)
+    assert {(r.check.check_id, r.regime, r.profiles) for r in result.outcome.row_results} == {
+        ("name", (), ())
+    }
+    assert all(a.regime == () for a in result.aggregate_results)
+    assert "[profiles:" not in str(result.report())
