@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 from streaming_dq.config.gate_config import GateConfig, SourceSection, SparkSection
 from streaming_dq.core.base_check import BaseCheck, BaseRowCheck
@@ -78,6 +80,9 @@ def build_spark_session(
     local = spark.master.startswith("local")
     delta = _delta_conf(local) if writer == "spark" or (writer == "auto" and not local) else {}
     conf = {**SPARK_DEFAULTS, **(LOCAL_DEFAULTS if local else {}), **delta, **spark.conf}
+    conf["spark.driver.extraJavaOptions"] = " ".join(
+        [*_log_options(spark.log_level), str(spark.conf.get("spark.driver.extraJavaOptions", ""))]
+    ).strip()
     for key in ("spark.jars", "spark.jars.packages"):
         joined = [v for v in (delta.get(key), spark.conf.get(key)) if v]
         if joined:
@@ -90,6 +95,14 @@ def build_spark_session(
     return session, True
 
 
+def _log_options(level: str) -> list[str]:
+    """JVM options for the packaged log4j2 file (:file:`streaming_dq/log4j2.properties`) at ``level``."""
+    from importlib.resources import files
+
+    path = files("streaming_dq") / "log4j2.properties"
+    return [f"-Dlog4j2.configurationFile={path}", f"-Dstreaming_dq.log_level={level.lower()}"]
+
+
 def _delta_conf(local: bool) -> dict[str, str]:
     from streaming_dq.jvm import spark_conf
 
@@ -100,23 +113,10 @@ def _delta_conf(local: bool) -> dict[str, str]:
 
 
 def read_stream(session: SparkSession, source: SourceSection) -> DataFrame:
-    """The source as a streaming DataFrame.
+    """The source as a streaming DataFrame (see :func:`streaming_dq.sources.read_source`)."""
+    from streaming_dq.sources import read_source
 
-    A json or csv source in ``PERMISSIVE`` mode (Spark's default) gets the malformed column appended to its
-    schema, so a malformed line reaches the gate (and its quarantine) instead of becoming a row of NULLs.
-    """
-    from streaming_dq.sink import with_corrupt_record_column
-
-    reader = session.readStream.format(source.format).options(**source.options)
-    if source.max_files_per_trigger is not None:
-        reader = reader.option("maxFilesPerTrigger", str(source.max_files_per_trigger))
-    permissive = source.options.get("mode", "PERMISSIVE").upper() == "PERMISSIVE"
-    if source.schema_ is not None and source.format in ("json", "csv") and permissive:
-        reader = reader.option("columnNameOfCorruptRecord", source.malformed_column)
-        reader = reader.schema(with_corrupt_record_column(source.schema_, source.malformed_column))
-    elif source.schema_ is not None:
-        reader = reader.schema(source.schema_)
-    return reader.load(source.path)
+    return read_source(session, source, stream=True)
 
 
 @dataclass
@@ -132,6 +132,7 @@ class JobTotals:
     rows_malformed: int = 0
     failed: bool = False
     error: str | None = None
+    interrupted: int | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, outcome: BatchOutcome) -> None:
@@ -158,6 +159,8 @@ class GateJob:
         stop_event: When set, the job stops the query and returns (a processing-time job runs until then).
         session: The SparkSession to use; by default the active one, else one built from ``spark:`` (and
             stopped at the end).
+        handle_signals: Stop the query gracefully on SIGINT/SIGTERM (``totals.interrupted`` names the signal);
+            for a process that runs one job on its main thread, such as the CLI.
     """
 
     def __init__(
@@ -168,8 +171,10 @@ class GateJob:
         on_started: Callable[[str | None], None] | None = None,
         stop_event: threading.Event | None = None,
         session: SparkSession | None = None,
+        handle_signals: bool = False,
     ) -> None:
         self.config = config
+        self._handle_signals = handle_signals
         self.check_set = config.check_set()
         self.profiles = config.profile_objects()
         self.totals = JobTotals()
@@ -187,8 +192,12 @@ class GateJob:
             The totals; ``failed`` and ``error`` tell whether the stream failed.
 
         Raises:
+            ConfigError: a local path cannot be read or written (checked before Spark starts; not under
+                ``spark.remote``, whose paths are the server's), or the stream's columns do not fit the checks.
+            CheckEvaluationError: a check's column is missing from the stream or of a type it cannot judge.
             ExporterError: the metrics endpoint cannot be started (e.g. its port is taken).
         """
+        self._check_paths()
         registry, metrics, server = self._start_metrics()
         if self._session is not None:
             session, own_session = self._session, False
@@ -197,15 +206,48 @@ class GateJob:
             session, own_session = build_spark_session(
                 self.config.spark, app_name=app_name, writer=self.config.targets.writer
             )
+        previous = self._install_signal_handlers() if self._handle_signals else {}
         try:
             self._run_query(session, metrics, server, timeout)
         finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
             if server is not None:
                 server.close()
             self._push(registry)
             if own_session:
                 session.stop()
         return self.totals
+
+    def _install_signal_handlers(self) -> dict[int, Any]:
+        """SIGINT and SIGTERM stop the query between batches; a second one interrupts at once.
+
+        Installed once the session exists: pyspark's SparkContext installs its own SIGINT handler (cancel
+        every job, raise KeyboardInterrupt into whatever py4j call is running), which is what printed ~50
+        lines of py4j tracebacks on Ctrl-C.
+        """
+        if threading.current_thread() is not threading.main_thread():
+            return {}
+
+        def handle(signum: int, frame: FrameType | None) -> None:
+            if self.totals.interrupted is not None:
+                raise KeyboardInterrupt
+            self.totals.interrupted = signum
+            self._stop.set()
+
+        return {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def _check_paths(self) -> None:
+        if self.config.spark.remote is not None:
+            return
+        from streaming_dq.config.errors import ConfigErrors
+        from streaming_dq.config.paths import path_problems
+
+        problems = path_problems(self.config)
+        if len(problems) == 1:
+            raise problems[0]
+        if problems:
+            raise ConfigErrors(problems, source=self.config.source_file)
 
     def _start_metrics(self) -> tuple[CollectorRegistry | None, GateMetrics | None, MetricsServer | None]:
         section = self.config.metrics

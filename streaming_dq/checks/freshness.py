@@ -51,6 +51,8 @@ class FreshnessCheck(MetricDetails, ObservableAggregateCheck):
         >>> FreshnessCheck("recent", column="event_time", interval=2, period="hour")  # doctest: +SKIP
     """
 
+    column_kind: ClassVar[str | None] = "temporal"
+
     def __init__(
         self,
         check_id: str,

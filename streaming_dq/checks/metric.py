@@ -107,6 +107,8 @@ class MeanCheck(_MetricCheck):
         >>> MeanCheck("basket", column="amount", between=(20, 60))  # doctest: +SKIP
     """
 
+    column_kind: ClassVar[str | None] = "numeric"
+
     label: ClassVar[str] = "Mean"
 
     def state_specs(self) -> dict[str, StateSpec]:
@@ -122,6 +124,8 @@ class StddevCheck(_MetricCheck):
 
     NULL semantics: NULLs left out; fewer than two values = undefined = fails.
     """
+
+    column_kind: ClassVar[str | None] = "numeric"
 
     label: ClassVar[str] = "Standard deviation"
 
@@ -139,6 +143,8 @@ class SumCheck(_MetricCheck):
     NULL semantics: NULLs left out.
     """
 
+    column_kind: ClassVar[str | None] = "numeric"
+
     label: ClassVar[str] = "Sum"
 
     def state_specs(self) -> dict[str, StateSpec]:
@@ -153,6 +159,8 @@ class MinCheck(_MetricCheck):
 
     NULL semantics: NULLs left out; no values = undefined = fails.
     """
+
+    column_kind: ClassVar[str | None] = "numeric"
 
     label: ClassVar[str] = "Minimum"
 
@@ -169,6 +177,8 @@ class MaxCheck(_MetricCheck):
 
     NULL semantics: NULLs left out; no values = undefined = fails.
     """
+
+    column_kind: ClassVar[str | None] = "numeric"
 
     label: ClassVar[str] = "Maximum"
 

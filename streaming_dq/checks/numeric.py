@@ -29,12 +29,16 @@ class NumericMinCheck(MinBoundCheck):
         >>> NumericMinCheck("qty-positive", columns=["qty"], min_value=0)  # doctest: +SKIP
     """
 
+    column_kind: ClassVar[str | None] = "numeric"
+
 
 class NumericMaxCheck(MaxBoundCheck):
     """Fails a row when any of ``columns`` is above ``max_value`` (or equal to it unless ``inclusive``).
 
     NULL semantics: NULL passes unless ``treat_null_as_failure``.
     """
+
+    column_kind: ClassVar[str | None] = "numeric"
 
 
 class NumericBetweenCheck(BetweenBoundCheck):
@@ -43,6 +47,8 @@ class NumericBetweenCheck(BetweenBoundCheck):
     ``inclusive`` is a pair (min, max), default ``(False, False)`` as in SparkDQ.
     NULL semantics: NULL passes unless ``treat_null_as_failure``.
     """
+
+    column_kind: ClassVar[str | None] = "numeric"
 
 
 class _NumericConfig(BaseRowCheckConfig):

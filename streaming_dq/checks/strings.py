@@ -26,6 +26,8 @@ from streaming_dq.exceptions import ConfigError
 class _StringCheck(BaseRowCheck):
     """One string column; :meth:`bad` decides for non-NULL values."""
 
+    column_kind: ClassVar[str | None] = "string"
+
     column: str
     treat_null_as_failure: bool
 

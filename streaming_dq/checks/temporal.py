@@ -68,6 +68,8 @@ class DateMinCheck(MinBoundCheck):
     NULL semantics: NULL passes unless ``treat_null_as_failure``; an unreadable value fails.
     """
 
+    column_kind: ClassVar[str | None] = "temporal"
+
     read_as: ClassVar[str | None] = "date"
 
 
@@ -76,6 +78,8 @@ class DateMaxCheck(MaxBoundCheck):
 
     NULL semantics: NULL passes unless ``treat_null_as_failure``; an unreadable value fails.
     """
+
+    column_kind: ClassVar[str | None] = "temporal"
 
     read_as: ClassVar[str | None] = "date"
 
@@ -86,6 +90,8 @@ class DateBetweenCheck(BetweenBoundCheck):
     NULL semantics: NULL passes unless ``treat_null_as_failure``; an unreadable value fails.
     """
 
+    column_kind: ClassVar[str | None] = "temporal"
+
     read_as: ClassVar[str | None] = "date"
 
 
@@ -94,6 +100,8 @@ class TimestampMinCheck(MinBoundCheck):
 
     NULL semantics: NULL passes unless ``treat_null_as_failure``; an unreadable value fails.
     """
+
+    column_kind: ClassVar[str | None] = "temporal"
 
     read_as: ClassVar[str | None] = "timestamp"
 
@@ -104,6 +112,8 @@ class TimestampMaxCheck(MaxBoundCheck):
     NULL semantics: NULL passes unless ``treat_null_as_failure``; an unreadable value fails.
     """
 
+    column_kind: ClassVar[str | None] = "temporal"
+
     read_as: ClassVar[str | None] = "timestamp"
 
 
@@ -112,6 +122,8 @@ class TimestampBetweenCheck(BetweenBoundCheck):
 
     NULL semantics: NULL passes unless ``treat_null_as_failure``; an unreadable value fails.
     """
+
+    column_kind: ClassVar[str | None] = "temporal"
 
     read_as: ClassVar[str | None] = "timestamp"
 

@@ -26,13 +26,17 @@ DEFAULT_OPTIONS = {"csv": {"header": "true", "inferSchema": "true"}}
 
 
 def read_data(session: SparkSession, path: Path, data_format: str, config: GateConfig | None) -> DataFrame:
-    """Read ``path``; json/csv use the gate config's source schema and options when its format matches."""
-    from streaming_dq.sink import ReferenceSpec
+    """Read ``path``; when the gate config's source has this format, exactly as ``run`` reads it.
 
-    schema, options = None, DEFAULT_OPTIONS.get(data_format, {})
+    That keeps the malformed column (malformed lines are quarantined with their text, as in ``run``) and the
+    unknown-fields column, so one file gives the same per-check counts through ``check`` and ``run``.
+    """
+    from streaming_dq.sink import ReferenceSpec
+    from streaming_dq.sources import read_source
+
     if config is not None and config.source.format == data_format:
-        schema, options = config.source.schema_, dict(config.source.options)
-    return ReferenceSpec(data_format, str(path), schema, options).load(session)
+        return read_source(session, config.source, stream=False, path=str(path))
+    return ReferenceSpec(data_format, str(path), None, DEFAULT_OPTIONS.get(data_format, {})).load(session)
 
 
 def _references(session: SparkSession, config: GateConfig | None) -> dict[str, DataFrame]:
@@ -111,6 +115,7 @@ def run_check(config_path: Path, data: Path, data_format: str, *, as_json: bool,
             profiles=config.profile_objects() if config else (),
             event_time=config.gate.event_time if config else None,
             timezone=config.gate.timezone if config else "UTC",
+            malformed_column=config.source.malformed_column if config else None,
         )
         try:
             result = engine.run_batch(

@@ -1,7 +1,7 @@
 """The ``streaming-dq`` command.
 
-Exit codes, for every command: 0 success, 1 the data failed (checks failed, the stream failed), 2 a usage or
-config error. Heavy imports (pyspark, the sink) happen inside the commands that need them, so ``--help``,
+Exit codes, for every command: 0 success, 1 the data failed (checks failed, the stream failed), 2 a usage,
+config or path error, 130 stopped by Ctrl-C (143 by SIGTERM). Heavy imports (pyspark, the sink) happen inside the commands that need them, so ``--help``,
 ``validate`` and ``schema`` stay fast and never start a JVM.
 """
 
@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 import signal
 import sys
-import threading
+from datetime import time as datetime_time
 from enum import StrEnum
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT; a SIGTERM stop exits 143
 
 app = typer.Typer(
     name="streaming-dq",
@@ -103,28 +103,34 @@ def validate(config: ConfigArg, as_json: JsonOption = False) -> None:
     loaded, problems = inspect_gate_config(config)
     if problems or loaded is None:
         raise _fail_config(problems, as_json=as_json)
+    from streaming_dq.sources import UnknownFieldsCheck
+
     check_set = loaded.check_set()
-    rows, aggregates = len(check_set.get_row_checks()), len(check_set.get_aggregate_checks())
+    builtin = [c for c in check_set if isinstance(c, UnknownFieldsCheck)]
+    rows = len(check_set.get_row_checks()) - len(builtin)
+    aggregates = len(check_set.get_aggregate_checks())
     if as_json:
         doc = {
             "ok": True,
             "file": str(config),
             "gate": loaded.gate.name,
-            "checks": len(check_set),
+            "checks": len(check_set) - len(builtin),
             "row_checks": rows,
+            "unknown_fields": loaded.source.unknown_fields if builtin else None,
             "aggregate_checks": aggregates,
             "profiles": [p.name for p in loaded.profiles],
         }
         typer.echo(json.dumps(doc, indent=2))
         return
+    extra = f" + unknown-fields ({loaded.source.unknown_fields})" if builtin else ""
     typer.echo(
-        f"ok: gate {loaded.gate.name!r}: {_count(len(check_set), 'check')} ({rows} row, {aggregates} aggregate), "
-        f"{_count(len(loaded.profiles), 'profile')}"
+        f"ok: gate {loaded.gate.name!r}: {_count(len(check_set) - len(builtin), 'check')} ({rows} row, "
+        f"{aggregates} aggregate){extra}, {_count(len(loaded.profiles), 'profile')}"
     )
 
 
 def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 # --- schema -------------------------------------------------------------------------------------------------
@@ -167,13 +173,43 @@ def _batch_line(outcome: BatchOutcome) -> str:
         f"{outcome.duration_seconds:6.2f} s",
     ]
     extras = [f"{outcome.rows_malformed:,} malformed"] if outcome.rows_malformed else []
-    failed = [c.check_id for c in outcome.checks if c.status == "failed"]
+    failed = [c.check_id for c in outcome.checks if c.status == "failed" and c.check_id != "malformed-record"]
     if failed:
-        extras.append("failed: " + ", ".join(failed[:4]) + (" ..." if len(failed) > 4 else ""))
+        extras.append("failed: " + ", ".join(dict.fromkeys(failed)))
     if outcome.active_profiles:
         extras.append("profiles: " + ", ".join(outcome.active_profiles))
     line = "  ".join(parts)
     return line + (f"  [dim]({escape('; '.join(extras))})[/]" if extras else "")
+
+
+def _window_lines(outcome: BatchOutcome, timezone: str) -> list[str]:
+    """One line per event-time window whose verdict became final in this batch, in the gate's time zone."""
+    from zoneinfo import ZoneInfo
+
+    tz, lines = ZoneInfo(timezone), []
+    for w in outcome.windows:
+        if w.status not in ("passed", "failed"):
+            continue  # an open window's running value is not a verdict yet
+        start, end = w.window_start.astimezone(tz), w.window_end.astimezone(tz)
+        midnight = start.time() == end.time() == datetime_time(0)
+        span = (
+            f"{start:%a %Y-%m-%d}"
+            if midnight and (end - start).days == 1
+            else f"{start:%Y-%m-%d %H:%M} .. {end:%Y-%m-%d %H:%M}"
+        )
+        value = "" if w.adjusted_value is None else f"  value {w.adjusted_value:,.6g}"
+        if w.multiplier not in (1, 1.0) and w.raw_value is not None:
+            value += f" ({w.raw_value:,.6g} x{w.multiplier:g})"
+        colour = (
+            "red"
+            if w.status == "failed" and w.severity == "critical"
+            else "yellow"
+            if w.status == "failed"
+            else "green"
+        )
+        verdict = f"[{colour}]{w.status}[/]" + (f" ({w.severity})" if w.status == "failed" else "")
+        lines.append(f"      window {escape(w.check_id)} {span} ({timezone}): {verdict}{escape(value)}")
+    return lines
 
 
 def _start_line(config: GateConfig, metrics_url: str | None) -> str:
@@ -186,23 +222,12 @@ def _start_line(config: GateConfig, metrics_url: str | None) -> str:
 def _end_line(config: GateConfig, totals: JobTotals) -> str:
     t = totals
     counts = (
-        f"{t.batches} batch{'' if t.batches == 1 else 'es'}, {t.rows_in:,} rows in: {t.rows_passed:,} "
+        f"{t.batches} batch{'' if t.batches == 1 else 'es'}, {_count(t.rows_in, 'row')} in: {t.rows_passed:,} "
         f"passed, {t.rows_quarantined:,} quarantined, {t.rows_warned:,} warned"
     )
     if t.replayed:
         counts += f" ({t.replayed} replayed batches skipped)"
     return f"{counts}\npass table: {config.targets.pass_table}\nquarantine table: {config.targets.quarantine}"
-
-
-def _install_stop_handlers(stop: threading.Event) -> dict[int, Any]:
-    """Make Ctrl-C and SIGTERM stop the stream gracefully; return the previous handlers."""
-
-    def handle(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-    return {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
 
 
 @app.command()
@@ -228,7 +253,7 @@ def run(
     """
     from streaming_dq.config.gate_config import Trigger
     from streaming_dq.config.loader import load_gate_config
-    from streaming_dq.exceptions import ExporterError
+    from streaming_dq.exceptions import CheckEvaluationError, ExporterError, MissingReferenceDatasetError
     from streaming_dq.job import GateJob
 
     out, err = _console(), _console(stderr=True)
@@ -238,23 +263,40 @@ def run(
         raise _fail_config(_problems(exc), as_json=False) from None
     if available_now:
         loaded = loaded.with_trigger(Trigger())
-    stop = threading.Event()
-    previous = _install_stop_handlers(stop)
+    tz = loaded.gate.timezone
+    where = (
+        f"Spark Connect at {loaded.spark.remote}" if loaded.spark.remote else f"Spark ({loaded.spark.master})"
+    )
+    out.print(
+        escape(f"starting {where}, then the stream; the first batch also plans the checks"), style="dim"
+    )
     job = GateJob(
         loaded,
-        on_batch=lambda outcome: out.print(_batch_line(outcome)),
+        on_batch=lambda outcome: [
+            out.print(line) for line in (_batch_line(outcome), *_window_lines(outcome, tz))
+        ],
         on_started=lambda url: out.print(escape(_start_line(loaded, url))),
-        stop_event=stop,
+        handle_signals=True,
     )
     try:
         totals = job.run(timeout=timeout)
-    except ExporterError as exc:
+    except ConfigError as exc:
+        raise _fail_config(_problems(exc), as_json=False) from None
+    except (ExporterError, CheckEvaluationError, MissingReferenceDatasetError) as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(EXIT_USAGE) from None
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    except KeyboardInterrupt:
+        err.print(
+            "interrupted: committed batches are in the tables; the next run resumes from the checkpoint"
+        )
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     out.print(escape(_end_line(loaded, totals)))
+    if totals.interrupted is not None:
+        name = signal.Signals(totals.interrupted).name
+        err.print(
+            f"stopped by {name}: committed batches are in the tables; the next run resumes from the checkpoint"
+        )
+        raise typer.Exit(128 + totals.interrupted)
     if totals.failed:
         err.print(f"[red]the stream failed:[/] {escape(totals.error or 'unknown error')}")
         raise typer.Exit(EXIT_FAILED)

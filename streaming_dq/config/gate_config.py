@@ -305,6 +305,15 @@ class SourceSection(_Section):
         default="_corrupt_record",
         description="Column that holds the raw text of malformed json/csv records (PERMISSIVE mode).",
     )
+    unknown_fields: Literal["ignore", "warn", "quarantine"] = Field(
+        default="warn",
+        description="JSON keys the schema does not declare: kept as JSON in unknown-fields-column and counted "
+        "by the built-in unknown-fields check (warn: the row passes, warned; quarantine: the row is "
+        "quarantined), or dropped as Spark does (ignore).",
+    )
+    unknown_fields_column: NonEmpty = Field(
+        default="_unknown_fields", description="Column that keeps undeclared JSON keys and their values."
+    )
     trigger: TriggerField = Field(default_factory=Trigger)
 
     @field_validator("schema_")
@@ -460,12 +469,17 @@ class GateConfig(_Section):
         return marked
 
     def check_set(self) -> CheckSet:
-        """Build the :class:`~streaming_dq.config.check_set.CheckSet` of ``checks:``.
+        """Build the :class:`~streaming_dq.config.check_set.CheckSet` of ``checks:`` (and the built-in
+        ``unknown-fields`` check when the source detects undeclared fields).
 
         Raises:
             ConfigError: a check is invalid (the field path names it, e.g. ``checks[2].min-value``).
         """
-        return CheckSet().add_checks_from_dicts(self.checks, source=self.source_file)
+        from streaming_dq.sources import unknown_fields_check
+
+        checks = CheckSet().add_checks_from_dicts(self.checks, source=self.source_file)
+        builtin = unknown_fields_check(self.source, list(self.fail_levels))
+        return checks if builtin is None else checks.add_check(builtin)
 
     def profile_objects(self) -> list[Profile]:
         """The profile objects of ``profiles:``, in config order."""

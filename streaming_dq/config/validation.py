@@ -25,9 +25,11 @@ from streaming_dq.config.gate_config import TIME_TYPES, GateConfig
 from streaming_dq.config.registry import CheckConfigRegistry
 from streaming_dq.core.base_check import BaseCheck
 from streaming_dq.core.base_config import BaseCheckConfig
+from streaming_dq.core.column_types import column_type_problems
 from streaming_dq.exceptions import ConfigError, UnknownCheckTypeError
 from streaming_dq.profiles.config import format_field_path
 from streaming_dq.profiles.selectors import CheckTarget
+from streaming_dq.sources import UNKNOWN_FIELDS_CHECK_ID, detects_unknown_fields, unknown_fields_detection
 
 __all__ = ["BuiltCheck", "build_checks", "cross_problems", "pydantic_problems"]
 
@@ -231,6 +233,30 @@ def _column_refs(built: BuiltCheck) -> list[tuple[str, str]]:
     return refs
 
 
+def _unknown_fields_problems(config: GateConfig, built: list[BuiltCheck]) -> list[tuple[str, str]]:
+    source, problems = config.source, []
+    why_not = unknown_fields_detection(source)
+    if why_not is not None and "unknown_fields" in source.model_fields_set:
+        problems.append(
+            ("source.unknown-fields", f"{why_not}: undeclared fields cannot be detected; use ignore")
+        )
+    if not detects_unknown_fields(source):
+        return problems
+    if source.unknown_fields_column in (source.columns() or {}):
+        problems.append(
+            ("source.unknown-fields-column", f"column {source.unknown_fields_column!r} is in source.schema")
+        )
+    problems += [
+        (
+            f"checks[{b.index}].check-id",
+            f"{UNKNOWN_FIELDS_CHECK_ID!r} is the built-in check on undeclared fields",
+        )
+        for b in built
+        if b.check.check_id == UNKNOWN_FIELDS_CHECK_ID
+    ]
+    return problems
+
+
 def cross_problems(
     config: GateConfig, built: list[BuiltCheck], source: str | None, *, all_built: bool
 ) -> list[ConfigError]:
@@ -242,8 +268,11 @@ def cross_problems(
     event_time = config.gate.event_time
     if config.profiles and event_time is None:
         problems.append(("profiles", "profiles are chosen from each row's event time: set gate.event-time"))
+    problems += _unknown_fields_problems(config, built)
     if columns is not None:
         known = {**columns, config.source.malformed_column: "string"}
+        if detects_unknown_fields(config.source):
+            known[config.source.unknown_fields_column] = "string"
         if event_time is not None and event_time not in known:
             problems.append(("gate.event-time", f"column {event_time!r} is not in source.schema"))
         elif event_time is not None and known[event_time] not in TIME_TYPES:
@@ -255,6 +284,10 @@ def cross_problems(
                 (f"checks[{b.index}].{path}", f"column {column!r} is not in source.schema")
                 for path, column in _column_refs(b)
                 if column not in known
+            ]
+            problems += [
+                (f"checks[{b.index}].{path}", f"{reason} (source.schema)")
+                for _, path, reason in column_type_problems([b.check], known, missing=False)
             ]
     for b in built:
         if getattr(b.check, "scope", None) is not None and event_time is None:

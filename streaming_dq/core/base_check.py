@@ -30,6 +30,9 @@ class BaseCheck(ABC):
 
     #: The registered config name (``null-check`` ...), set by ``@register_check_config``.
     check_type: ClassVar[str] = ""
+    #: The kind of column the check's ``columns``/``column`` must be (``numeric``, ``string``, ``temporal``),
+    #: or None for any type (see :mod:`streaming_dq.core.column_types`).
+    column_kind: ClassVar[str | None] = None
 
     def __init__(
         self,

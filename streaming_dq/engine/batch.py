@@ -26,6 +26,9 @@ class BatchDQEngine:
     computed in ONE aggregation job. Classic aggregate checks (those needing a groupBy, join or distinct) run
     on their own over the persisted input.
 
+    With ``malformed_column`` (the source's corrupt-record column), a row whose column is not NULL fails with
+    a ``malformed-record`` error and no other check judges it, as in the gate.
+
     Example:
         >>> engine = BatchDQEngine(CheckSet.from_yaml("checks.yaml"))  # doctest: +SKIP
         >>> result = engine.run_batch(df)  # doctest: +SKIP
@@ -40,8 +43,10 @@ class BatchDQEngine:
         profiles: Sequence[Any] = (),
         event_time: str | None = None,
         timezone: str = "UTC",
+        malformed_column: str | None = None,
     ) -> None:
         self.check_set = check_set
+        self.malformed_column = malformed_column
         self.fail_levels = list(fail_levels)
         self.profiles = list(profiles)
         self.event_time = event_time
@@ -109,7 +114,8 @@ class BatchDQEngine:
         key = df.schema.json()
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = self.plan(reference_datasets)
+            malformed = self.malformed_column if self.malformed_column in df.columns else None
+            plan = self._plans[key] = self.plan(reference_datasets, malformed_column=malformed)
         else:
             plan.inject_reference_datasets(reference_datasets)
         return plan

@@ -61,6 +61,9 @@ class BatchDecision:
             ``batch`` rows).
         event_time: The batch's event-time range.
         checks_by_id: The plan's checks (reports read their wording from them).
+        malformed: Rows the source could not parse, or None when the batch has no malformed column.
+        window_checks: The window-scoped checks' ids: judged per event-time window by the gate's
+            accumulator, across batches, never from one batch (a report says so instead of omitting them).
     """
 
     total: int
@@ -75,6 +78,8 @@ class BatchDecision:
     states: BatchStates = field(default_factory=dict)
     event_time: EventTimeStats = field(default_factory=EventTimeStats)
     checks_by_id: Mapping[str, BaseCheck] = field(default_factory=dict)
+    malformed: int | None = None
+    window_checks: tuple[str, ...] = ()
 
     @property
     def warned_regimes(self) -> frozenset[int]:
@@ -151,7 +156,9 @@ def decide(
         agg_errors=agg_errors,
         states=_present_states(plan, aggregates.states, present),
         event_time=aggregates.event_time,
-        checks_by_id={c.check_id: c for c in [*plan.row_checks, *plan.aggregate_checks]},
+        checks_by_id={c.check_id: c for c in [*plan.row_checks, *plan.aggregate_checks, *plan.window_checks]},
+        malformed=counts.fired_in(0) if plan.malformed_column else None,
+        window_checks=tuple(c.check_id for c in plan.window_checks),
     )
 
 

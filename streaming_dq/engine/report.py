@@ -10,7 +10,14 @@ from streaming_dq.core.base_check import BaseAggregateCheck
 if TYPE_CHECKING:
     from streaming_dq.engine.decision import BatchDecision
 
-ReportStatus = Literal["passed", "failed", "skipped"]
+ReportStatus = Literal["passed", "failed", "skipped", "not-judged"]
+
+#: The report line of the malformed-record guard (rows the source could not parse).
+MALFORMED_LINE_ID = "malformed-record"
+_NOT_JUDGED = (
+    "Not judged from one batch: a window-scoped check judges whole event-time windows across batches "
+    "(the gate's metrics table; `streaming-dq metrics --window ...`)"
+)
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,15 @@ class ValidationReport:
     @classmethod
     def from_outcome(cls, outcome: BatchDecision) -> ValidationReport:
         lines: list[ReportLine] = []
+        if outcome.malformed is not None:
+            n, total = outcome.malformed, outcome.total
+            share = f" ({n / total:.2%})" if n and total else ""
+            details = f"{n} of {total} rows could not be parsed{share}" if n else "No malformed rows"
+            lines.append(
+                ReportLine(
+                    MALFORMED_LINE_ID, "malformed-record", "critical", "failed" if n else "passed", details
+                )
+            )
         for r in outcome.row_results:
             details = (
                 f"Skipped: disabled by profile(s) {', '.join(r.profiles) or '-'}"
@@ -46,6 +62,11 @@ class ValidationReport:
             if a.regime:
                 details += f" [profiles: {', '.join(a.regime)}]"
             lines.append(ReportLine(a.check_id, a.check_type, a.severity.value, a.status, details))
+        for check_id in outcome.window_checks:
+            check = outcome.checks_by_id.get(check_id)
+            check_type = check.check_type if check is not None else "window"
+            severity = check.severity.value if check is not None else "critical"
+            lines.append(ReportLine(check_id, check_type, severity, "not-judged", _NOT_JUDGED))
         return cls(tuple(lines))
 
     @property
@@ -61,6 +82,10 @@ class ValidationReport:
         return [line for line in self.lines if line.status == "skipped"]
 
     @property
+    def not_judged(self) -> list[ReportLine]:
+        return [line for line in self.lines if line.status == "not-judged"]
+
+    @property
     def all_passed(self) -> bool:
         return not self.failed
 
@@ -70,6 +95,7 @@ class ValidationReport:
             ("PASSED:", "✓", self.passed),
             ("FAILED:", "✗", self.failed),
             ("SKIPPED:", "-", self.skipped),
+            ("NOT JUDGED HERE:", "?", self.not_judged),
         ):
             if not lines:
                 continue

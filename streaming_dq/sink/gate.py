@@ -26,10 +26,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
+from streaming_dq.core.column_types import column_type_problems, is_kind
 from streaming_dq.core.outcome import BatchOutcome
 from streaming_dq.core.severity import Severity, normalize_severity
 from streaming_dq.engine.plan import ValidationPlan
 from streaming_dq.exceptions import (
+    CheckEvaluationError,
     ConfigError,
     GateFailedError,
     TargetWriteError,
@@ -267,7 +269,12 @@ class QualityGate:
 
         Returns:
             The running query.
+
+        Raises:
+            ConfigError: the event-time column is missing or not a timestamp.
+            CheckEvaluationError: a check's column is missing from the stream or of a type it cannot judge.
         """
+        self.check_schema(stream_df.schema)
         self.ensure_tables(stream_df.schema, stream_df.sparkSession)
         checkpoint_location = absolute_location(checkpoint_location)
         if checkpoint_location != self.checkpoint_location:
@@ -279,6 +286,32 @@ class QualityGate:
         if trigger:
             writer = writer.trigger(**_trigger_kwargs(trigger))
         return writer.start()
+
+    def check_schema(self, schema: StructType) -> None:
+        """Fail now, in one line, when the checks cannot run on rows of ``schema``.
+
+        Raises:
+            ConfigError: the event-time column is missing or not a date/timestamp.
+            CheckEvaluationError: a check's column is missing or of a type it cannot judge (a numeric bound
+                on a STRING column would fail every batch with Spark's ``CAST_INVALID_INPUT``).
+        """
+        types = {f.name: f.dataType.typeName() for f in schema.fields}
+        if self.event_time:
+            if self.event_time not in types:
+                raise ConfigError(
+                    f"event-time column {self.event_time!r} is not in the stream (columns: {', '.join(types)})",
+                    field_path="gate.event-time",
+                )
+            if not is_kind(types[self.event_time], "temporal"):
+                raise ConfigError(
+                    f"event-time column {self.event_time!r} is {types[self.event_time]}, not a timestamp",
+                    field_path="gate.event-time",
+                )
+        problems = column_type_problems(self.check_set, types)
+        if problems:
+            check, _, reason = problems[0]
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise CheckEvaluationError(check.check_id, reason + more)
 
     def ensure_tables(self, schema: StructType, spark: SparkSession) -> None:
         """Create the missing target tables with explicit, all-nullable schemas derived from ``schema``.
@@ -510,6 +543,8 @@ class QualityGate:
             )
         references = self._references.resolve(df.sparkSession)
         key = (df.schema.json(), malformed)
+        if self._plan_cache is None or self._plan_cache[0] != key:
+            self.check_schema(df.schema)  # a new schema (drift): the same one-line answer as at start
         if self._plan_cache is not None and self._plan_cache[0] == key:
             plan = self._plan_cache[1]
             plan.inject_reference_datasets(references)

@@ -60,7 +60,10 @@ def no_new_jvm() -> Iterator[None]:
 def test_validate_prints_a_one_line_summary(runner: CliRunner, no_new_jvm: None) -> None:
     result = runner.invoke(app, ["validate", str(ORDERS)])
     assert result.exit_code == 0, result.output
-    assert result.stdout == "ok: gate 'orders': 12 checks (8 row, 4 aggregate), 2 profiles\n"
+    assert (
+        result.stdout
+        == "ok: gate 'orders': 12 checks (8 row, 4 aggregate) + unknown-fields (warn), 2 profiles\n"
+    )
     assert result.stderr == ""
 
 
@@ -74,6 +77,7 @@ def test_validate_json(runner: CliRunner) -> None:
         "gate": "sensors",
         "checks": 10,
         "row_checks": 7,
+        "unknown_fields": "warn",  # the built-in check, not counted in "checks"
         "aggregate_checks": 3,
         "profiles": ["Autumn storm 2025"],
     }
@@ -125,7 +129,7 @@ def test_the_installed_console_script_validates_without_a_jvm(bad_config: Path) 
     )
     assert (ok.returncode, ok.stdout, ok.stderr) == (
         0,
-        "ok: gate 'orders': 12 checks (8 row, 4 aggregate), 2 profiles\n",
+        "ok: gate 'orders': 12 checks (8 row, 4 aggregate) + unknown-fields (warn), 2 profiles\n",
         "",
     )
     bad = subprocess.run(

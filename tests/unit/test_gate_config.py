@@ -86,7 +86,7 @@ def test_orders_job_config_loads_with_resolved_paths_checks_and_profiles() -> No
     assert [p.name for p in config.profile_objects()] == ["Christmas 2025", "Weekends"]
     check_set = config.check_set()
     assert [c.check_id for c in check_set][:3] == ["order-id-present", "order-ts-present", "customer-present"]
-    assert len(check_set) == len(config.checks)
+    assert len(check_set) == len(config.checks) + 1  # and the built-in unknown-fields check
     assert config.metrics.prometheus is not None and config.metrics.prometheus.port == 9108
     assert config.spark.conf == {"spark.sql.shuffle.partitions": "2"}
 
@@ -380,7 +380,7 @@ def test_a_window_scoped_check_needs_an_event_time(tmp_path: Path) -> None:
     config = load_gate_config(
         write(tmp_path, text.replace("{name: orders}", "{name: orders, event-time: order_ts}"))
     )
-    assert len(config.check_set()) == 2
+    assert [c.check_id for c in config.check_set()] == ["order-id-present", "daily", "unknown-fields"]
 
 
 def test_a_json_source_needs_a_schema_and_targets_must_differ(tmp_path: Path) -> None:
@@ -437,7 +437,7 @@ def test_check_file_accepts_a_list_sparkdq_form_or_a_gate_config(tmp_path: Path)
     )
     assert len(sparkdq.check_set) == 1
     gate = load_check_file(ORDERS)
-    assert gate.config is not None and len(gate.check_set) == len(gate.config.checks)
+    assert gate.config is not None and len(gate.check_set) == len(gate.config.checks) + 1  # + unknown-fields
     with pytest.raises(ConfigError) as info:
         load_check_file(write(tmp_path, "checks: []\nextra: 1\n", "e.yaml"))
     assert info.value.field_path == "extra"
@@ -475,3 +475,46 @@ def test_json_schema_covers_the_sections_and_every_registered_check() -> None:
         "const": "available-now",
         "description": "Drain what the source holds, then stop.",
     }
+
+
+# --- undeclared fields (#12 item 2) -------------------------------------------------------------------------------
+
+
+def test_a_json_source_gets_the_built_in_unknown_fields_check_by_default(tmp_path: Path) -> None:
+    config = load_gate_config(write(tmp_path, MINIMAL))
+    assert config.source.unknown_fields == "warn"
+    check = {c.check_id: c for c in config.check_set()}["unknown-fields"]
+    assert check.severity == Severity.WARNING and check.columns == ["_unknown_fields"]  # type: ignore[attr-defined]
+    quarantining = MINIMAL.replace("  path: landing\n", "  path: landing\n  unknown-fields: quarantine\n")
+    check = {c.check_id: c for c in load_gate_config(write(tmp_path, quarantining)).check_set()}[
+        "unknown-fields"
+    ]
+    assert check.severity == Severity.CRITICAL
+    ignoring = MINIMAL.replace("  path: landing\n", "  path: landing\n  unknown-fields: ignore\n")
+    assert "unknown-fields" not in {
+        c.check_id for c in load_gate_config(write(tmp_path, ignoring)).check_set()
+    }
+
+
+def test_unknown_fields_where_they_cannot_be_detected_is_an_error_when_asked_for(tmp_path: Path) -> None:
+    multiline = MINIMAL.replace(
+        "  path: landing\n", "  path: landing\n  options: {multiLine: true}\n  unknown-fields: quarantine\n"
+    )
+    problem = only_problem(write(tmp_path, multiline))
+    assert problem.field_path == "source.unknown-fields"
+    assert "multiLine" in problem.reason and "ignore" in problem.reason
+    # left at its default, a multiLine source just runs without the check
+    default = load_gate_config(write(tmp_path, multiline.replace("  unknown-fields: quarantine\n", "")))
+    assert "unknown-fields" not in {c.check_id for c in default.check_set()}
+
+
+def test_the_unknown_fields_column_and_check_id_are_reserved(tmp_path: Path) -> None:
+    in_schema = MINIMAL.replace("amount DOUBLE", "amount DOUBLE, _unknown_fields STRING")
+    problem = only_problem(write(tmp_path, in_schema))
+    assert problem.field_path == "source.unknown-fields-column"
+    taken = MINIMAL + "  - {check: null-check, check-id: unknown-fields, columns: [amount]}\n"
+    problem = only_problem(write(tmp_path, taken))
+    assert problem.field_path == "checks[1].check-id" and "built-in" in problem.reason
+    # a check may read the column
+    reading = MINIMAL + "  - {check: null-check, check-id: no-extras, columns: [_unknown_fields]}\n"
+    assert load_gate_config(write(tmp_path, reading)).source.unknown_fields == "warn"

@@ -1,0 +1,71 @@
+"""Before a job starts Spark: the paths it reads exist, and the paths it writes can be written.
+
+A missing landing folder (what you get when you skip a job's ``generate.py``), a missing reference file, or a
+table under a regular file or under ``/proc`` would otherwise fail deep inside Spark or delta-rs, after the
+JVM started and, for some, after other tables were created. Each is one :class:`ConfigError` naming the file
+and the field, before anything is written. Only local paths (plain or ``file:``) are checked; a store such as
+``s3://`` is left to its client.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from streaming_dq.config.gate_config import GateConfig
+from streaming_dq.exceptions import ConfigError
+from streaming_dq.sink.checkpoint import local_path
+
+__all__ = ["path_problems"]
+
+_GLOB = frozenset("*?[{")
+
+
+def _readable_problem(location: str, what: str) -> str | None:
+    path = local_path(location)
+    if path is None or _GLOB & set(str(path)):
+        return None
+    if not path.exists():
+        return f"{what} {path} does not exist"
+    if not os.access(path, os.R_OK):
+        return f"{what} {path} cannot be read"
+    return None
+
+
+def _writable_problem(location: str) -> str | None:
+    """Why ``location`` cannot be a folder this job creates and writes (None when it can)."""
+    path = local_path(location)
+    if path is None:
+        return None
+    path = Path(os.path.abspath(path))
+    if path.exists():
+        return None if path.is_dir() else f"{path} is a file, not a folder"
+    ancestor = path.parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return f"{path} cannot be created: {ancestor} is a file, not a folder"
+    try:  # what the job will do, undone at once: permissions alone do not tell (root, /proc, read-only mounts)
+        os.rmdir(tempfile.mkdtemp(prefix=".streaming-dq-probe-", dir=ancestor))
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        return f"{path} cannot be created in {ancestor}: {reason}"
+    return None
+
+
+def path_problems(config: GateConfig) -> list[ConfigError]:
+    """Every local path of ``config`` that the job could not read or write, one ConfigError each."""
+    found: list[tuple[str, str | None]] = []
+    source = config.source
+    found.append(("source.path", _readable_problem(source.path, "the source folder")))
+    for name, reference in config.reference_datasets.items():
+        found.append(
+            (f"reference-datasets.{name}.path", _readable_problem(reference.path, "the reference data"))
+        )
+    found.append(("checkpoint", _writable_problem(config.checkpoint)))
+    for key, table in config.targets.paths().items():
+        found.append((f"targets.{key}", _writable_problem(table)))
+    return [
+        ConfigError(reason, source=config.source_file, field_path=field) for field, reason in found if reason
+    ]

@@ -1,0 +1,160 @@
+"""Reading a gate's source, streaming (``run``) or once (``check``), the same way.
+
+A json or csv source in ``PERMISSIVE`` mode (Spark's default) gets the malformed column appended to its
+schema, so a malformed line reaches the gate (and its quarantine) with its raw text instead of becoming a row
+of NULLs. A CSV line with more fields than the schema is malformed to Spark, so nothing is dropped there.
+
+A JSON line can also carry keys the schema does not declare; Spark's JSON reader drops them without a word.
+Unless ``source.unknown-fields`` is ``ignore``, a line-delimited json source is read as text and parsed with
+``from_json`` (the parser ``spark.read.json`` uses, with the same options), and the keys it does not declare
+are kept, with their values, as a JSON object in ``source.unknown-fields-column`` (NULL when there are none).
+A built-in row check, ``unknown-fields``, fails on such rows: at ``warning`` severity for ``warn`` (the row
+passes, is counted as warned, and the pass table keeps the column), at the first fail level for
+``quarantine``. Everything runs on the executors.
+
+Example:
+    >>> df = read_source(spark, config.source, stream=True)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from streaming_dq.checks.null import NotNullCheck
+from streaming_dq.checks.wording import violations_sentence
+from streaming_dq.core.severity import Severity
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from streaming_dq.config.gate_config import SourceSection
+
+__all__ = [
+    "UNKNOWN_FIELDS_CHECK_ID",
+    "UnknownFieldsCheck",
+    "detects_unknown_fields",
+    "read_source",
+    "unknown_fields_check",
+    "unknown_fields_detection",
+]
+
+#: The check-id of the built-in check on undeclared JSON keys.
+UNKNOWN_FIELDS_CHECK_ID = "unknown-fields"
+
+
+class UnknownFieldsCheck(NotNullCheck):
+    """Fails a row whose unknown-fields column holds keys the source schema does not declare."""
+
+    check_name = "unknown-fields"
+
+    def __init__(self, column: str, severity: Severity) -> None:
+        super().__init__(UNKNOWN_FIELDS_CHECK_ID, [column], severity)
+
+    def violation_details(self, violations: int, total: int) -> str:
+        return violations_sentence(
+            self.columns, violations, total, "row with undeclared fields", "rows with undeclared fields"
+        )
+
+
+def _permissive(source: SourceSection) -> bool:
+    return str(source.options.get("mode", "PERMISSIVE")).upper() == "PERMISSIVE"
+
+
+def _multiline(source: SourceSection) -> bool:
+    return str(source.options.get("multiLine", source.options.get("multiline", "false"))).lower() == "true"
+
+
+def unknown_fields_detection(source: SourceSection) -> str | None:
+    """Why undeclared fields cannot be detected on ``source`` (None when they can, or are ignored)."""
+    if source.unknown_fields == "ignore":
+        return None
+    if source.format != "json":
+        if source.format == "csv":
+            return None  # extra CSV fields make the line malformed: nothing to detect
+        return f"a {source.format} source brings its own schema"
+    if source.schema_ is None:
+        return "the source has no schema"
+    if _multiline(source):
+        return "a multiLine json source is not read line by line"
+    if not _permissive(source):
+        return f"mode {source.options.get('mode')} is not PERMISSIVE"
+    return None
+
+
+def detects_unknown_fields(source: SourceSection) -> bool:
+    """True when ``source`` is read with the unknown-fields column."""
+    return (
+        source.format == "json"
+        and source.unknown_fields != "ignore"
+        and unknown_fields_detection(source) is None
+    )
+
+
+def _options(source: SourceSection) -> dict[str, str]:
+    return {key: str(value) for key, value in source.options.items()}
+
+
+def _parsed_json(lines: DataFrame, source: SourceSection, schema: Any) -> DataFrame:
+    """Parse the text source's ``value`` lines as ``spark.read.json`` would, keeping undeclared keys."""
+    from streaming_dq.sink.schemas import with_corrupt_record_column
+
+    declared = F.array(*[F.lit(name) for name in schema.fieldNames()])
+    full = with_corrupt_record_column(schema, source.malformed_column)
+    options = {**_options(source), "columnNameOfCorruptRecord": source.malformed_column}
+    value = F.col("value")
+    undeclared = F.array_except(F.json_object_keys(value), declared)
+    kept: Column = F.when(
+        F.size(undeclared) > 0,
+        F.to_json(
+            F.map_filter(
+                F.from_json(value, "map<string,variant>"), lambda k, _: ~F.array_contains(declared, k)
+            )
+        ),
+    )
+    lines = lines.where(F.trim(value) != "")  # blank lines are not records (spark.read.json skips them too)
+    parsed = lines.select(F.from_json(value, full, options).alias("_dq_row"), kept.alias("_dq_unknown"))
+    columns = [F.col(f"_dq_row.`{name}`").alias(name) for name in full.fieldNames()]
+    return parsed.select(*columns, F.col("_dq_unknown").alias(source.unknown_fields_column))
+
+
+def read_source(
+    session: SparkSession, source: SourceSection, *, stream: bool, path: str | None = None
+) -> DataFrame:
+    """The source as a DataFrame: a streaming one (``stream=True``), or the files at ``path`` read once.
+
+    Args:
+        session: The SparkSession.
+        source: The ``source:`` section.
+        stream: Read with ``readStream`` (and ``maxFilesPerTrigger``) instead of ``read``.
+        path: What to read instead of ``source.path`` (``streaming-dq check --data``).
+    """
+    from pyspark.sql.types import StructType
+
+    from streaming_dq.sink.schemas import with_corrupt_record_column
+
+    where = path or source.path
+    reader: Any = session.readStream if stream else session.read
+    if stream and source.max_files_per_trigger is not None:
+        reader = reader.option("maxFilesPerTrigger", str(source.max_files_per_trigger))
+    if detects_unknown_fields(source):
+        schema = StructType.fromDDL(source.schema_ or "")
+        lines = reader.format("text").options(**_options(source)).load(where)
+        return _parsed_json(lines, source, schema)
+    reader = reader.format(source.format).options(**source.options)
+    if source.schema_ is not None and source.format in ("json", "csv") and _permissive(source):
+        reader = reader.option("columnNameOfCorruptRecord", source.malformed_column)
+        reader = reader.schema(with_corrupt_record_column(source.schema_, source.malformed_column))
+    elif source.schema_ is not None:
+        reader = reader.schema(source.schema_)
+    return reader.load(where)
+
+
+def unknown_fields_check(source: SourceSection, fail_levels: list[Severity]) -> UnknownFieldsCheck | None:
+    """The built-in check on undeclared keys for ``source`` (None when they are ignored or not detected)."""
+    if not detects_unknown_fields(source):
+        return None
+    severity = fail_levels[0] if source.unknown_fields == "quarantine" else Severity.WARNING
+    return UnknownFieldsCheck(source.unknown_fields_column, severity)

@@ -1,0 +1,121 @@
+"""What a new user hits on the first day (#12): undeclared fields, ``check`` against ``run`` on one file."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from jobs_support import make_orders_job
+from typer.testing import CliRunner
+
+from streaming_dq.cli.main import app
+from streaming_dq.config.loader import load_gate_config
+from streaming_dq.core.outcome import BatchOutcome
+from streaming_dq.job import GateJob
+from streaming_dq.tables import read_table
+
+pytestmark = pytest.mark.spark
+
+ORDERS = [
+    {"order_id": "o1", "order_ts": "2025-12-18T10:00:00Z", "customer_id": "C00001", "amount": 12.5,
+     "currency": "EUR", "status": "paid"},
+    {"order_id": "o2", "order_ts": "2025-12-18T11:00:00Z", "customer_id": "C00002", "amount": 30,
+     "currency": "EUR", "status": "paid", "coupon_code": "XMAS", "gift": {"wrap": True, "notes": [1, 2.5]}},
+]  # fmt: skip
+
+
+def _job_with_lines(tmp_path: Path, lines: list[str], *, extra: str = "") -> Path:
+    """The orders job with one landing file holding ``lines`` (and ``extra`` appended to its source section)."""
+    config, summary = make_orders_job(tmp_path, batches=1, rows=20)
+    landing = Path(summary["files"][0]).parent
+    shutil.rmtree(landing)
+    landing.mkdir(parents=True)
+    (landing / "orders.json").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    if extra:
+        text = config.read_text(encoding="utf-8")
+        assert "\n  malformed-column:" not in text
+        text = text.replace("\nsource:\n", f"\nsource:\n{extra}", 1)
+        config.write_text(text, encoding="utf-8")
+    return config
+
+
+def _run(config: Path, spark: object) -> list[BatchOutcome]:
+    seen: list[BatchOutcome] = []
+    totals = GateJob(load_gate_config(config), on_batch=seen.append, session=spark).run(timeout=600)  # type: ignore[arg-type]
+    assert not totals.failed, totals.error
+    return seen
+
+
+def _tables(config: Path) -> Path:
+    return config.parent / "data" / "tables"
+
+
+def test_undeclared_json_fields_are_kept_counted_and_warned_by_default(spark: object, tmp_path: Path) -> None:
+    config = _job_with_lines(tmp_path, [json.dumps(o) for o in ORDERS])
+    (outcome,) = _run(config, spark)
+    unknown = {c.check_id: c for c in outcome.checks}["unknown-fields"]
+    assert (unknown.status, unknown.severity, unknown.violations) == ("failed", "warning", 1)
+    assert outcome.rows_warned >= 1
+
+    passed = read_table(str(_tables(config) / "orders_pass")).to_pylist()
+    by_id = {row["order_id"]: row for row in passed}
+    assert by_id["o1"]["_unknown_fields"] is None
+    kept = json.loads(by_id["o2"]["_unknown_fields"])
+    assert kept == {"coupon_code": "XMAS", "gift": {"wrap": True, "notes": [1, 2.5]}}
+    assert by_id["o2"]["amount"] == 30 and by_id["o2"]["currency"] == "EUR"  # the declared fields as before
+
+
+def test_undeclared_json_fields_can_quarantine_the_row(spark: object, tmp_path: Path) -> None:
+    config = _job_with_lines(
+        tmp_path, [json.dumps(o) for o in ORDERS], extra="  unknown-fields: quarantine\n"
+    )
+    (outcome,) = _run(config, spark)
+    assert outcome.rows_in == 2
+    quarantined = read_table(str(_tables(config) / "orders_quarantine")).to_pylist()
+    (row,) = [r for r in quarantined if r["order_id"] == "o2"]
+    errors = {e["check-id"]: e["severity"] for e in row["_dq_errors"]}
+    assert errors["unknown-fields"] == "critical"  # (and the batch's too-small-volume warning)
+    assert json.loads(row["_unknown_fields"])["coupon_code"] == "XMAS"
+    passed = read_table(str(_tables(config) / "orders_pass")).column("order_id").to_pylist()
+    assert passed == ["o1"]
+
+
+def test_with_ignore_undeclared_fields_are_dropped_as_spark_drops_them(spark: object, tmp_path: Path) -> None:
+    config = _job_with_lines(tmp_path, [json.dumps(o) for o in ORDERS], extra="  unknown-fields: ignore\n")
+    (outcome,) = _run(config, spark)
+    assert "unknown-fields" not in {c.check_id for c in outcome.checks}
+    passed = read_table(str(_tables(config) / "orders_pass"))
+    assert "_unknown_fields" not in passed.column_names and passed.num_rows == 2
+
+
+def test_one_file_gives_the_same_per_check_counts_through_check_and_run(
+    spark: object, tmp_path: Path
+) -> None:
+    config, summary = make_orders_job(tmp_path, batches=1, rows=60, seed=11)
+    assert summary["malformed"] > 0  # malformed lines are what made the two commands disagree
+    data = Path(summary["files"][0])
+    checked = CliRunner().invoke(app, ["check", str(config), "--data", str(data), "--json"])
+    assert checked.exit_code == 1, checked.output
+    doc = json.loads(checked.stdout)
+    report = {c["check-id"]: c for c in doc["checks"]}
+    assert report["malformed-record"]["status"] == "failed"
+    assert {report[c]["status"] for c in ("daily-volume", "daily-basket")} == {"not-judged"}
+
+    (outcome,) = _run(config, spark)
+    assert outcome.rows_in == doc["summary"]["total_records"]
+    assert outcome.rows_malformed == summary["malformed"]
+    assert (
+        f"{summary['malformed']} of {outcome.rows_in} rows could not be parsed"
+        in (report["malformed-record"]["details"])
+    )
+    assert outcome.rows_quarantined == doc["summary"]["failed_records"]
+    for check in outcome.checks:
+        if check.kind != "row":
+            continue
+        line = report[check.check_id]
+        assert line["status"] == check.status, check.check_id
+        if check.violations:
+            assert re.search(rf"\b{check.violations}\b", line["details"]), (check.check_id, line["details"])
