@@ -152,8 +152,15 @@ def schema(
     text = json.dumps(gate_config_json_schema(), indent=2)
     if output is None:
         typer.echo(text)
-    else:
+        return
+    if not output.parent.is_dir():
+        typer.echo(f"error: --output {output}: no such folder {output.parent}", err=True)
+        raise typer.Exit(EXIT_USAGE)
+    try:
         output.write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        typer.echo(f"error: --output {output}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
 
 
 # --- run ----------------------------------------------------------------------------------------------------

@@ -119,3 +119,33 @@ def test_one_file_gives_the_same_per_check_counts_through_check_and_run(
         assert line["status"] == check.status, check.check_id
         if check.violations:
             assert re.search(rf"\b{check.violations}\b", line["details"]), (check.check_id, line["details"])
+
+
+def test_gate_start_refuses_checks_the_stream_cannot_feed_in_one_line(spark: object, tmp_path: Path) -> None:
+    from test_gate_support import make_gate, stream
+
+    from streaming_dq.exceptions import CheckEvaluationError, ConfigError
+
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    (landing / "a.json").write_text('{"id": "1", "amount": "12.5"}\n', encoding="utf-8")
+    sdf = stream(spark, landing, "id STRING, amount STRING, ts TIMESTAMP")
+    numeric = [
+        {"check": "numeric-min-check", "check-id": "amount-positive", "columns": ["amount"], "min-value": 0}
+    ]
+    gate = make_gate(tmp_path, numeric)
+    with pytest.raises(CheckEvaluationError) as info:
+        gate.start(sdf, checkpoint_location=str(tmp_path / "state"))
+    assert str(info.value) == (
+        "check 'amount-positive': column 'amount' is string; numeric-min-check needs a numeric column"
+    )
+    missing = [{"check": "null-check", "check-id": "sku-present", "columns": ["sku"]}]
+    with pytest.raises(CheckEvaluationError, match="'sku' is not in the stream's columns"):
+        make_gate(tmp_path, missing).start(sdf, checkpoint_location=str(tmp_path / "state"))
+    with pytest.raises(ConfigError, match="event-time column 'order_ts' is not in the stream"):
+        make_gate(tmp_path, missing, event_time="order_ts").start(
+            sdf, checkpoint_location=str(tmp_path / "s")
+        )
+    with pytest.raises(ConfigError, match="event-time column 'id' is string, not a timestamp"):
+        make_gate(tmp_path, missing, event_time="id").start(sdf, checkpoint_location=str(tmp_path / "s"))
+    assert not (tmp_path / "pass").exists() and not (tmp_path / "state").exists()  # refused before writing

@@ -221,3 +221,72 @@ def test_metrics_names_the_missing_table_and_exits_2(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["metrics", str(config)])
     assert result.exit_code == 2
     assert "targets.metrics" in result.output and "does not exist yet" in result.output
+
+
+# --- first-day mistakes (#12 items 3 and 5): one line, exit 2, nothing written, no JVM ---------------------------
+
+JOB = """\
+gate: {name: orders, event-time: order_ts}
+source:
+  format: json
+  path: landing
+  schema: "order_id STRING, order_ts TIMESTAMP, amount STRING"
+checkpoint: state/orders
+targets: {pass: tables/pass, quarantine: tables/quarantine, results: tables/results}
+checks:
+  - {check: numeric-min-check, check-id: amount-positive, columns: [amount], min-value: 0}
+"""
+
+
+def test_validate_refuses_a_numeric_check_on_a_string_column(runner: CliRunner, tmp_path: Path) -> None:
+    config = tmp_path / "job.yaml"
+    config.write_text(JOB, encoding="utf-8")
+    result = runner.invoke(app, ["validate", str(config)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"{config}: checks[0].columns[0]: column 'amount' is string; numeric-min-check needs a numeric column "
+        "(source.schema)\n"
+    )
+    config.write_text(JOB.replace("amount STRING", "amount DECIMAL(10,2)"), encoding="utf-8")
+    assert runner.invoke(app, ["validate", str(config)]).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "reason"),
+    [
+        (None, "source.path", "the source folder {tmp}/landing does not exist"),
+        (("tables/results", "a-file/results"), "targets.results", "{tmp}/a-file/results cannot be created: "
+         "{tmp}/a-file is a file, not a folder"),
+        (("state/orders", "/proc/streaming-dq/state"), "checkpoint", "/proc/streaming-dq/state cannot be created in "
+         "/proc: No such file or directory"),
+    ],
+)  # fmt: skip
+def test_run_names_a_path_it_cannot_use_before_starting_spark(
+    runner: CliRunner,
+    tmp_path: Path,
+    no_new_jvm: None,
+    change: tuple[str, str] | None,
+    field: str,
+    reason: str,
+) -> None:
+    text = JOB.replace("amount STRING", "amount DOUBLE")
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    if change is not None:
+        (tmp_path / "landing").mkdir()
+        text = text.replace(*change)
+    config = tmp_path / "job.yaml"
+    config.write_text(text, encoding="utf-8")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = runner.invoke(app, ["run", str(config)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"{config}: {field}: {reason.format(tmp=tmp_path)}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no table, no checkpoint written half-way
+
+
+def test_schema_to_a_missing_folder_is_one_line(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["schema", "-o", str(tmp_path / "nowhere" / "x.json")])
+    assert result.exit_code == 2, result.output
+    assert (
+        result.stderr
+        == f"error: --output {tmp_path / 'nowhere' / 'x.json'}: no such folder {tmp_path / 'nowhere'}\n"
+    )
