@@ -346,7 +346,7 @@ def check(
     raise typer.Exit(code)
 
 
-# --- metrics (placeholder) ------------------------------------------------------------------------------
+# --- metrics ------------------------------------------------------------------------------------------
 
 
 @app.command()
@@ -367,10 +367,11 @@ def metrics(
     from streaming_dq.cli.metrics_view import load_lines, print_lines
 
     try:
-        gate, lines = load_lines(config, window=window, check=check_id)
+        view = load_lines(config, window=window, check=check_id)
     except ConfigError as exc:
         raise _fail_config(_problems(exc), as_json=as_json) from None
-    print_lines(gate, lines, as_json=as_json, console=_console())
+    console = _console() if sys.stdout.isatty() else Console(highlight=False, width=400)
+    print_lines(view, as_json=as_json, console=console)
 
 
 # --- demo ---------------------------------------------------------------------------------------------------

@@ -1,11 +1,20 @@
-"""``streaming-dq metrics``: the accumulated metrics of a gate, read from its metrics table (no Spark)."""
+"""``streaming-dq metrics``: the accumulated metrics of a gate, read from its metrics table (no Spark).
+
+Window starts are shown in the gate's time zone (a day window as the local day it covers, ``Mon
+2025-12-22``), never cut: a cell that does not fit wraps, and output to a pipe is as wide as it needs.
+A window size or check id the config does not have is an error with the close matches, not an empty table.
+"""
 
 from __future__ import annotations
 
+import difflib
 import json
+from dataclasses import dataclass
 from datetime import datetime
+from datetime import time as datetime_time
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from rich.console import Console
 from rich.table import Table
@@ -13,18 +22,60 @@ from rich.table import Table
 from streaming_dq.exceptions import ConfigError
 
 
-def load_lines(config: Path, *, window: str | None, check: str | None) -> tuple[str, list[dict[str, Any]]]:
-    """The gate's name and the lines to print (see :func:`streaming_dq.metrics.store.metrics_table`).
+@dataclass(frozen=True)
+class MetricsView:
+    """What ``streaming-dq metrics`` prints: the gate, its time zone and the lines."""
+
+    gate: str
+    timezone: str
+    lines: list[dict[str, Any]]
+
+
+def _close(value: str, choices: list[str]) -> str:
+    near = difflib.get_close_matches(value, choices, n=3, cutoff=0.5)
+    listed = ", ".join(choices) or "none"
+    return f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else f" (there are: {listed})"
+
+
+def _window_of(config: Path, window: str, windows: dict[str, Any]) -> str:
+    """The config's spelling of ``window`` (``24 hours`` finds ``1 day``)."""
+    from streaming_dq.core.scope import parse_window
+
+    try:
+        size = parse_window(window)
+    except ConfigError as exc:
+        raise ConfigError(exc.reason, source=str(config), field_path="--window") from None
+    for spelled, parsed in windows.items():
+        if parsed == size:
+            return spelled
+    raise ConfigError(
+        f"no check of this gate is judged over {window!r} windows" + _close(window, sorted(windows)),
+        source=str(config),
+        field_path="--window",
+    )
+
+
+def load_lines(config: Path, *, window: str | None, check: str | None) -> MetricsView:
+    """The lines to print (see :func:`streaming_dq.metrics.store.metrics_table`).
 
     Raises:
-        ConfigError: the config is invalid, has no ``targets.metrics``, or the table does not exist yet.
+        ConfigError: the config is invalid, has no ``targets.metrics`` or the table does not exist yet, or
+            ``window``/``check`` is not one of the config's.
     """
     from deltalake import DeltaTable
 
     from streaming_dq.config.loader import load_gate_config
+    from streaming_dq.core.scope import parse_window
     from streaming_dq.metrics.store import metrics_table
 
     loaded = load_gate_config(config)
+    checks = list(loaded.check_set())
+    if check is not None and check not in {c.check_id for c in checks}:
+        reason = f"the gate has no check {check!r}" + _close(check, [c.check_id for c in checks])
+        raise ConfigError(reason, source=str(config), field_path="--check")
+    windows = {c.scope.window: parse_window(c.scope.window) for c in checks if getattr(c, "scope", None)}
+    if window is not None:
+        window = _window_of(config, window, windows)
     path = loaded.targets.metrics
     if not path:
         raise ConfigError("no metrics table configured", source=str(config), field_path="targets.metrics")
@@ -33,34 +84,63 @@ def load_lines(config: Path, *, window: str | None, check: str | None) -> tuple[
             f"the metrics table {path} does not exist yet: run the gate first", source=str(config),
             field_path="targets.metrics",
         )  # fmt: skip
-    checks = list(loaded.check_set())
     lines = metrics_table(path, gate=loaded.gate.name, window=window, check=check, checks=checks)
-    return loaded.gate.name, lines
+    return MetricsView(loaded.gate.name, loaded.gate.timezone, lines)
 
 
-def _cell(value: Any) -> str:
+def _number(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
-        return f"{value:,.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
-    if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%d %H:%M %Z")
-    if isinstance(value, list | tuple):
-        return ", ".join(map(str, value)) or "-"
+        return f"{value:,.6g}" if abs(value) < 1e6 else f"{value:,.0f}"
     return str(value)
 
 
-def print_lines(gate: str, lines: list[dict[str, Any]], *, as_json: bool, console: Console) -> None:
-    """A table for people, or a JSON document for machines."""
+def _span(line: dict[str, Any], tz: ZoneInfo) -> str:
+    start, end = line.get("window_start"), line.get("window_end")
+    if not isinstance(start, datetime):
+        return "-"
+    start = start.astimezone(tz)
+    if isinstance(end, datetime):
+        end = end.astimezone(tz)
+        if start.time() == end.time() == datetime_time(0) and (end - start).days == 1:
+            return f"{start:%a %Y-%m-%d}"
+        if start.date() == end.date():
+            return f"{start:%a %Y-%m-%d %H:%M}-{end:%H:%M}"
+        return f"{start:%Y-%m-%d %H:%M} .. {end:%Y-%m-%d %H:%M}"
+    return f"{start:%Y-%m-%d %H:%M}"
+
+
+def _value(line: dict[str, Any]) -> str:
+    raw, adjusted, multiplier = line.get("raw"), line.get("adjusted"), line.get("multiplier")
+    if adjusted is not None and multiplier not in (None, 1, 1.0):
+        return f"{_number(adjusted)} ({_number(raw)} x{multiplier:g})"
+    return _number(adjusted if adjusted is not None else raw)
+
+
+def print_lines(view: MetricsView, *, as_json: bool, console: Console) -> None:
+    """A table for people, or a JSON document for machines (times in UTC, ISO 8601)."""
     if as_json:
-        console.print_json(json.dumps({"gate": gate, "metrics": lines}, default=str))
+        console.print_json(json.dumps({"gate": view.gate, "metrics": view.lines}, default=str))
         return
-    table = Table(title=f"gate {gate!r}: accumulated metrics")
-    columns = ("check", "window", "window_start", "raw", "multiplier", "adjusted", "status", "profiles")
-    for name in columns:
-        table.add_column(name.replace("_", " "), justify="right" if name in ("raw", "adjusted") else "left")
-    for line in lines:
-        table.add_row(*[_cell(line.get(name)) for name in columns])
+    tz = ZoneInfo(view.timezone)
+    windowed = any(isinstance(line.get("window_start"), datetime) for line in view.lines)
+    table = Table(
+        title=f"gate {view.gate!r}: accumulated metrics"
+        + (f" (times in {view.timezone})" if windowed else "")
+    )
+    for name, justify in (("check", "left"), ("window", "left"), ("span", "left"), ("value", "right"),
+                          ("status", "left"), ("profiles", "left")):  # fmt: skip
+        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    for line in view.lines:
+        table.add_row(
+            str(line["check"]),
+            str(line.get("window") or "-"),
+            _span(line, tz),
+            _value(line),
+            str(line.get("status") or "-"),
+            ", ".join(line.get("profiles") or ()) or "-",
+        )
     console.print(table)
-    if not lines:
+    if not view.lines:
         console.print("no metrics recorded yet")

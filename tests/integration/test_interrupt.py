@@ -27,7 +27,9 @@ pytestmark = pytest.mark.integration
 def test_ctrl_c_stops_between_batches_exits_130_and_the_next_run_resumes(tmp_path: Path) -> None:
     config, summary = make_orders_job(tmp_path, batches=4, rows=30)
     text = config.read_text(encoding="utf-8")
-    config.write_text(text.replace("trigger: available-now", 'trigger: {processing-time: "1 second"}'), "utf-8")
+    config.write_text(
+        text.replace("trigger: available-now", 'trigger: {processing-time: "1 second"}'), "utf-8"
+    )
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "COLUMNS": "200"}
     proc = subprocess.Popen(
         [str(CLI), "run", str(config)],
@@ -57,7 +59,11 @@ def test_ctrl_c_stops_between_batches_exits_130_and_the_next_run_resumes(tmp_pat
 
     tables = tmp_path / "data" / "tables"
     resumed = subprocess.run(
-        [str(CLI), "run", str(config), "--available-now"], capture_output=True, text=True, env=env, timeout=900
+        [str(CLI), "run", str(config), "--available-now"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
     )
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr[-3000:]
     passed = read_table(str(tables / "orders_pass")).num_rows

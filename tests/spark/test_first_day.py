@@ -149,3 +149,17 @@ def test_gate_start_refuses_checks_the_stream_cannot_feed_in_one_line(spark: obj
     with pytest.raises(ConfigError, match="event-time column 'id' is string, not a timestamp"):
         make_gate(tmp_path, missing, event_time="id").start(sdf, checkpoint_location=str(tmp_path / "s"))
     assert not (tmp_path / "pass").exists() and not (tmp_path / "state").exists()  # refused before writing
+
+
+def test_metrics_prints_the_gate_s_local_days_uncut(spark: object, tmp_path: Path) -> None:
+    config, _ = make_orders_job(tmp_path, batches=3, rows=40)
+    _run(config, spark)
+    result = CliRunner().invoke(app, ["metrics", str(config), "--window", "24 hours"])  # = the config's 1 day
+    assert result.exit_code == 0, result.output
+    assert "times in Europe/Berlin" in result.stdout
+    rows = [line for line in result.stdout.splitlines() if "daily-volume" in line]
+    # The generator's days are Thu 18, Fri 19 (the outage), Sat 20 Dec ... in Berlin; in UTC they start at 23:00
+    days = [re.search(r"\w{3} 2025-12-\d\d", r)[0] for r in rows]  # type: ignore[index]
+    assert days[:3] == ["Thu 2025-12-18", "Fri 2025-12-19", "Sat 2025-12-20"]
+    assert "UTC" not in result.stdout and "…" not in result.stdout
+    assert "failed" in rows[1]

@@ -290,3 +290,20 @@ def test_schema_to_a_missing_folder_is_one_line(runner: CliRunner, tmp_path: Pat
         result.stderr
         == f"error: --output {tmp_path / 'nowhere' / 'x.json'}: no such folder {tmp_path / 'nowhere'}\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["--window", "1 dya"], "--window: invalid window '1 dya': expected e.g. '1 hour', '15 minutes', '1 day'"),
+        (["--window", "1 hour"], "--window: no check of this gate is judged over '1 hour' windows (there are: 1 day)"),
+        (["--check", "daily-volum"], "--check: the gate has no check 'daily-volum'; did you mean 'daily-volume'"),
+    ],
+)  # fmt: skip
+def test_metrics_with_an_unknown_window_or_check_is_an_error_not_an_empty_table(
+    runner: CliRunner, args: list[str], line: str
+) -> None:
+    result = runner.invoke(app, ["metrics", str(ORDERS), *args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"{ORDERS}: {line}"), result.stderr
+    assert result.stdout == ""
