@@ -47,9 +47,17 @@ class UnknownCheckTypeError(ConfigError):
 class DuplicateCheckIdError(ConfigError):
     """Two checks of one CheckSet share a ``check-id``."""
 
-    def __init__(self, check_id: str) -> None:
+    def __init__(
+        self,
+        check_id: str,
+        *,
+        reason: str | None = None,
+        source: str | None = None,
+        field_path: str | None = None,
+    ) -> None:
         self.check_id = check_id
-        super().__init__(f"duplicate check-id {check_id!r}: check ids must be unique within a CheckSet")
+        reason = reason or f"duplicate check-id {check_id!r}: check ids must be unique within a CheckSet"
+        super().__init__(reason, source=source, field_path=field_path)
 
 
 class MissingReferenceDatasetError(StreamingDQError, KeyError):

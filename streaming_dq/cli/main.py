@@ -43,7 +43,7 @@ app = typer.Typer(
 
 ConfigArg = Annotated[Path, typer.Argument(help="The gate config file (YAML).", show_default=False)]
 JsonOption = Annotated[
-    bool, typer.Option("--json", help="Print a JSON document for machines instead of text.")
+    bool, typer.Option("--json", help="Print a JSON document for machines instead of text.", metavar="")
 ]
 
 
@@ -80,7 +80,10 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit.", metavar=""
+        ),
     ] = False,
 ) -> None:
     """A data-quality gate for Spark Structured Streaming."""
@@ -245,6 +248,7 @@ def run(
         typer.Option(
             "--available-now",
             "--until-idle",
+            metavar="",
             help="Drain what the source holds, then stop (overrides a processing-time trigger).",
         ),
     ] = False,

@@ -87,7 +87,12 @@ def _option_value(value: object) -> str:
     raise ConfigError(f"an option value must be a string, number or boolean, got {type(value).__name__}")
 
 
-OptionValue = Annotated[str, BeforeValidator(_option_value)]
+#: In the JSON Schema a string, number or boolean: what the validator accepts, not the string it makes of it.
+OptionValue = Annotated[
+    str,
+    BeforeValidator(_option_value),
+    WithJsonSchema({"type": ["string", "number", "integer", "boolean"]}),
+]
 
 
 class _Section(BaseModel):

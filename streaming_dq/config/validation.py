@@ -26,7 +26,7 @@ from streaming_dq.config.registry import CheckConfigRegistry
 from streaming_dq.core.base_check import BaseCheck
 from streaming_dq.core.base_config import BaseCheckConfig
 from streaming_dq.core.column_types import column_type_problems
-from streaming_dq.exceptions import ConfigError, UnknownCheckTypeError
+from streaming_dq.exceptions import ConfigError, DuplicateCheckIdError, UnknownCheckTypeError
 from streaming_dq.profiles.config import format_field_path
 from streaming_dq.profiles.selectors import CheckTarget
 from streaming_dq.sources import UNKNOWN_FIELDS_CHECK_ID, detects_unknown_fields, unknown_fields_detection
@@ -120,6 +120,44 @@ def _describe(err: ErrorDetails, model: type[BaseModel] | None) -> tuple[tuple[s
     return loc, reason
 
 
+_TYPE_TAGS = frozenset(
+    {"int", "float", "decimal", "str", "bool", "date", "datetime", "time", "timedelta", "none"}
+)
+
+
+def _is_member_tag(part: object) -> bool:
+    return isinstance(part, str) and (part in _TYPE_TAGS or "[" in part)
+
+
+def _merge_union_members(errors: list[ErrorDetails]) -> list[ErrorDetails]:
+    """One error per value a union rejected (pydantic reports one per member: ``min-value.int``,
+    ``min-value.float``, ``min-value.decimal``): ``expected a valid integer or a valid number ..., got 'abc'``."""
+    groups: dict[tuple[Any, ...], list[ErrorDetails]] = {}
+    for err in errors:
+        key = tuple(err["loc"][:-1]) if err["loc"] and _is_member_tag(err["loc"][-1]) else (*err["loc"], "")
+        groups.setdefault(key, []).append(err)
+    merged: list[ErrorDetails] = []
+    for key, members in groups.items():
+        if len(members) < 2 or key[-1:] == ("",):
+            merged += members
+            continue
+        wanted = []
+        for m in members:
+            text = str(m["msg"]).removeprefix("Input should be ").split(",")[0]
+            if text not in wanted:
+                wanted.append(text)
+        first = members[0]
+        merged.append(
+            ErrorDetails(
+                type="union_members",
+                loc=key,
+                msg=f"Input should be {' or '.join(wanted)}",
+                input=first["input"],
+            )
+        )
+    return merged
+
+
 def pydantic_problems(
     exc: ValidationError, *, source: str | None, prefix: str = "", model: type[BaseModel] | None = None
 ) -> list[ConfigError]:
@@ -132,7 +170,7 @@ def pydantic_problems(
         model: The validated model, used to suggest the intended key for an unknown one.
     """
     problems = []
-    for err in exc.errors(include_url=False):
+    for err in _merge_union_members(exc.errors(include_url=False)):
         loc, reason = _describe(err, model)
         path = format_field_path(loc)
         if prefix:
@@ -204,7 +242,9 @@ def build_checks(
             reason = (
                 f"duplicate check-id {check_id!r} (also {prefix}[{first_use[check_id]}]); ids must be unique"
             )
-            problems.append(ConfigError(reason, source=source, field_path=f"{where}.check-id"))
+            problems.append(
+                DuplicateCheckIdError(check_id, reason=reason, source=source, field_path=f"{where}.check-id")
+            )
             continue
         first_use[check_id] = index
         built.append(BuiltCheck(index, one.config, one.check))

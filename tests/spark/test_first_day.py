@@ -163,3 +163,24 @@ def test_metrics_prints_the_gate_s_local_days_uncut(spark: object, tmp_path: Pat
     assert days[:3] == ["Thu 2025-12-18", "Fri 2025-12-19", "Sat 2025-12-20"]
     assert "UTC" not in result.stdout and "…" not in result.stdout
     assert "failed" in rows[1]
+
+
+def test_the_metrics_commands_of_docs_streaming_md_run_as_written(spark: object, tmp_path: Path) -> None:
+    import shlex
+
+    from jobs_support import REPO
+
+    text = (REPO / "docs" / "streaming.md").read_text(encoding="utf-8")
+    commands = [
+        line.split("#")[0].strip() for line in text.splitlines() if line.startswith("streaming-dq metrics ")
+    ]
+    assert len(commands) == 3
+    config, _ = make_orders_job(tmp_path, batches=2, rows=40)
+    _run(config, spark)
+    for command in commands:
+        args = shlex.split(command)[1:]
+        assert args[1] == "jobs/orders/orders.yaml"
+        args[1] = str(config)  # the job's copy, run above
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, (command, result.output)
+        assert "daily-volume" in result.stdout, command

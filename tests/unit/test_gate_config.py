@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -518,3 +519,55 @@ def test_the_unknown_fields_column_and_check_id_are_reserved(tmp_path: Path) -> 
     # a check may read the column
     reading = MINIMAL + "  - {check: null-check, check-id: no-extras, columns: [_unknown_fields]}\n"
     assert load_gate_config(write(tmp_path, reading)).source.unknown_fields == "warn"
+
+
+# --- #12 item 9 ----------------------------------------------------------------------------------------------------
+
+
+def test_a_duplicate_check_id_is_the_documented_duplicate_check_id_error(tmp_path: Path) -> None:
+    from streaming_dq.exceptions import DuplicateCheckIdError
+
+    text = MINIMAL + "  - {check: null-check, check-id: order-id-present, columns: [customer_id]}\n"
+    problem = only_problem(write(tmp_path, text))
+    assert isinstance(problem, DuplicateCheckIdError) and problem.check_id == "order-id-present"
+    assert problem.field_path == "checks[1].check-id"
+
+
+def test_a_value_no_member_of_a_union_accepts_is_one_problem_naming_the_real_field(tmp_path: Path) -> None:
+    text = MINIMAL + "  - {check: numeric-min-check, check-id: a, columns: [amount], min-value: abc}\n"
+    problem = only_problem(write(tmp_path, text))
+    assert problem.field_path == "checks[1].min-value"
+    assert (
+        problem.reason.startswith("expected a valid integer or a valid number")
+        and "got 'abc'" in problem.reason
+    )
+
+
+def _editor_yaml(path: Path) -> Any:
+    """The YAML as an editor's language server sees it (dates stay strings), ``${VAR:-default}`` filled in."""
+    import re
+
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.yaml_implicit_resolvers = {
+        key: [r for r in resolvers if r[0] != "tag:yaml.org,2002:timestamp"]
+        for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    text = re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", path.read_text(encoding="utf-8"))
+    return yaml.load(text, Loader=Loader)
+
+
+@pytest.mark.parametrize("config", [ORDERS, SENSORS, REPO / "streaming_dq" / "cli" / "demo" / "demo.yaml"])
+def test_the_json_schema_accepts_the_shipped_configs(config: Path) -> None:
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(gate_config_json_schema())
+    errors = [f"{list(e.path)}: {e.message[:200]}" for e in validator.iter_errors(_editor_yaml(config))]
+    assert errors == []
+    # and it still rejects what the loader rejects
+    bad = _editor_yaml(config)
+    bad["source"]["options"] = {"header": [1, 2]}
+    assert not validator.is_valid(bad)
