@@ -281,11 +281,14 @@ def run(
     out.print(
         escape(f"starting {where}, then the stream; the first batch also plans the checks"), style="dim"
     )
+
+    def print_batch(outcome: BatchOutcome) -> None:
+        for line in (_batch_line(outcome), *_window_lines(outcome, tz)):
+            out.print(line)
+
     job = GateJob(
         loaded,
-        on_batch=lambda outcome: [
-            out.print(line) for line in (_batch_line(outcome), *_window_lines(outcome, tz))
-        ],
+        on_batch=print_batch,
         on_started=lambda url: out.print(escape(_start_line(loaded, url))),
         handle_signals=True,
     )

@@ -73,7 +73,8 @@ def load_lines(config: Path, *, window: str | None, check: str | None) -> Metric
     if check is not None and check not in {c.check_id for c in checks}:
         reason = f"the gate has no check {check!r}" + _close(check, [c.check_id for c in checks])
         raise ConfigError(reason, source=str(config), field_path="--check")
-    windows = {c.scope.window: parse_window(c.scope.window) for c in checks if getattr(c, "scope", None)}
+    scopes = [scope.window for c in checks if (scope := getattr(c, "scope", None)) is not None]
+    windows = {window_size: parse_window(window_size) for window_size in scopes}
     if window is not None:
         window = _window_of(config, window, windows)
     path = loaded.targets.metrics

@@ -63,9 +63,9 @@ class ValidationReport:
                 details += f" [profiles: {', '.join(a.regime)}]"
             lines.append(ReportLine(a.check_id, a.check_type, a.severity.value, a.status, details))
         for check_id in outcome.window_checks:
-            check = outcome.checks_by_id.get(check_id)
-            check_type = check.check_type if check is not None else "window"
-            severity = check.severity.value if check is not None else "critical"
+            scoped = outcome.checks_by_id.get(check_id)
+            check_type = scoped.check_type if scoped is not None else "window"
+            severity = scoped.severity.value if scoped is not None else "critical"
             lines.append(ReportLine(check_id, check_type, severity, "not-judged", _NOT_JUDGED))
         return cls(tuple(lines))
 
