@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,3 +38,11 @@ def make_orders_job(tmp_path: Path, *, batches: int, rows: int, seed: int = 5) -
         text=True,
     )
     return path, json.loads(generated.stdout)
+
+
+def in_order(files: list[str]) -> None:
+    """Give the landing files increasing modification times: the file source takes them oldest first, and
+    files written within the same second would otherwise come in either order (a day then arrives late)."""
+    base = time.time() - 3600
+    for i, name in enumerate(sorted(files)):
+        os.utime(name, (base + i, base + i))

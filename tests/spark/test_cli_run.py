@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from jobs_support import CLI, make_orders_job
+from jobs_support import CLI, in_order, make_orders_job
 from typer.testing import CliRunner
 
 from streaming_dq.cli.main import app
@@ -24,6 +24,7 @@ def test_run_drains_an_orders_landing_folder_into_pass_and_quarantine(tmp_path: 
     lines = sum(len(Path(f).read_text(encoding="utf-8").splitlines()) for f in summary["files"])
     # day 1: 40 orders, day 2 (an outage): 16, day 3 (Christmas): 20
     assert summary["records"] == lines == 76 and summary["malformed"] == 6
+    in_order(summary["files"])  # day by day: the window verdicts below depend on it
 
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "COLUMNS": "200"}
     done = subprocess.run(
@@ -45,6 +46,18 @@ def test_run_drains_an_orders_landing_folder_into_pass_and_quarantine(tmp_path: 
     # one file per batch; files written within the same second may be picked in either order
     assert sorted(int(m[1]) if m else -1 for m in rows_in) == [16, 20, 40]
     assert "metrics at http://127.0.0.1:" in done.stdout
+    # what a user reads (#12 item 8): what happens before batch 0, every failed check, closed days' verdicts,
+    # and none of the notices every local Spark run used to print
+    assert done.stdout.splitlines()[0].startswith("starting Spark (local[2]), then the stream")
+    assert " ..." not in done.stdout
+    assert max(len(re.findall(r"[\w-]+", line.split("failed: ")[-1])) for line in batch_lines) > 4
+    windows = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith("window ")]
+    assert any(
+        re.match(r"window daily-volume Fri 2025-12-19 \(Europe/Berlin\): failed \(critical\)", w)
+        for w in windows
+    ), done.stdout
+    noise = ("NativeCodeLoader", "resolves to a loopback address", "log4j profile", "Truncated the string")
+    assert not [line for line in done.stderr.splitlines() if any(n in line for n in noise)], done.stderr
 
     tables = tmp_path / "data" / "tables"
     passed = read_table(str(tables / "orders_pass"))

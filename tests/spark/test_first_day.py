@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from jobs_support import make_orders_job
+from jobs_support import in_order, make_orders_job
 from typer.testing import CliRunner
 
 from streaming_dq.cli.main import app
@@ -152,7 +152,8 @@ def test_gate_start_refuses_checks_the_stream_cannot_feed_in_one_line(spark: obj
 
 
 def test_metrics_prints_the_gate_s_local_days_uncut(spark: object, tmp_path: Path) -> None:
-    config, _ = make_orders_job(tmp_path, batches=3, rows=40)
+    config, summary = make_orders_job(tmp_path, batches=3, rows=40)
+    in_order(summary["files"])
     _run(config, spark)
     result = CliRunner().invoke(app, ["metrics", str(config), "--window", "24 hours"])  # = the config's 1 day
     assert result.exit_code == 0, result.output

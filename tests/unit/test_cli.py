@@ -158,6 +158,8 @@ def test_every_command_has_help(runner: CliRunner, command: list[str]) -> None:
     result = runner.invoke(app, [*command, "--help"])
     assert result.exit_code == 0, result.output
     assert "Usage: streaming-dq" in result.stdout
+    flags = [line for line in result.stdout.splitlines() if "--json" in line or "--available-now" in line]
+    assert not [line for line in flags if "<bool>" in line]  # a flag takes no value
 
 
 def test_run_with_a_bad_config_exits_2_before_spark(
@@ -233,6 +235,7 @@ source:
   schema: "order_id STRING, order_ts TIMESTAMP, amount STRING"
 checkpoint: state/orders
 targets: {pass: tables/pass, quarantine: tables/quarantine, results: tables/results}
+reference-datasets: {}
 checks:
   - {check: numeric-min-check, check-id: amount-positive, columns: [amount], min-value: 0}
 """
@@ -257,6 +260,8 @@ def test_validate_refuses_a_numeric_check_on_a_string_column(runner: CliRunner, 
         (None, "source.path", "the source folder {tmp}/landing does not exist"),
         (("tables/results", "a-file/results"), "targets.results", "{tmp}/a-file/results cannot be created: "
          "{tmp}/a-file is a file, not a folder"),
+        (("reference-datasets: {}", "reference-datasets: {c: {format: csv, path: customers.csv}}"),
+         "reference-datasets.c.path", "the reference data {tmp}/customers.csv does not exist"),
         (("state/orders", "/proc/streaming-dq/state"), "checkpoint", "/proc/streaming-dq/state cannot be created in "
          "/proc: No such file or directory"),
     ],
