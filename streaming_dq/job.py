@@ -197,7 +197,7 @@ class GateJob:
             CheckEvaluationError: a check's column is missing from the stream or of a type it cannot judge.
             ExporterError: the metrics endpoint cannot be started (e.g. its port is taken).
         """
-        self._check_paths()
+        self.check_paths()
         registry, metrics, server = self._start_metrics()
         if self._session is not None:
             session, own_session = self._session, False
@@ -237,7 +237,8 @@ class GateJob:
 
         return {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
 
-    def _check_paths(self) -> None:
+    def check_paths(self) -> None:
+        """Raise the ConfigError of every local path the job could not read or write (before Spark starts)."""
         if self.config.spark.remote is not None:
             return
         from streaming_dq.config.errors import ConfigErrors

@@ -275,12 +275,6 @@ def run(
     if available_now:
         loaded = loaded.with_trigger(Trigger())
     tz = loaded.gate.timezone
-    where = (
-        f"Spark Connect at {loaded.spark.remote}" if loaded.spark.remote else f"Spark ({loaded.spark.master})"
-    )
-    out.print(
-        escape(f"starting {where}, then the stream; the first batch also plans the checks"), style="dim"
-    )
 
     def print_batch(outcome: BatchOutcome) -> None:
         for line in (_batch_line(outcome), *_window_lines(outcome, tz)):
@@ -291,6 +285,16 @@ def run(
         on_batch=print_batch,
         on_started=lambda url: out.print(escape(_start_line(loaded, url))),
         handle_signals=True,
+    )
+    try:
+        job.check_paths()  # before saying that Spark starts
+    except ConfigError as exc:
+        raise _fail_config(_problems(exc), as_json=False) from None
+    where = (
+        f"Spark Connect at {loaded.spark.remote}" if loaded.spark.remote else f"Spark ({loaded.spark.master})"
+    )
+    out.print(
+        escape(f"starting {where}, then the stream; the first batch also plans the checks"), style="dim"
     )
     try:
         totals = job.run(timeout=timeout)

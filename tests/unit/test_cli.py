@@ -177,6 +177,17 @@ def test_usage_errors_exit_2(runner: CliRunner) -> None:
 
 
 @pytest.mark.parametrize("job", ["orders", "sensors"])
+def test_generators_land_the_days_in_order(tmp_path: Path, job: str) -> None:
+    """Spark's file source takes files oldest first by millisecond mtimes; small files written in the same
+    millisecond came in either order, and a day that came after the next one was late (its window lost)."""
+    args = ["--out", str(tmp_path), "--batches", "6", "--rows", "3", "--json"]
+    generate = [sys.executable, str(REPO / "jobs" / job / "generate.py"), *args]
+    summary = json.loads(subprocess.run(generate, check=True, capture_output=True, text=True).stdout)
+    mtimes = [Path(f).stat().st_mtime_ns // 1_000_000 for f in summary["files"]]
+    assert mtimes == sorted(set(mtimes)), mtimes
+
+
+@pytest.mark.parametrize("job", ["orders", "sensors"])
 def test_generators_are_deterministic_and_count_every_line(tmp_path: Path, job: str) -> None:
     outputs = []
     for out in ("a", "b"):
@@ -285,6 +296,7 @@ def test_run_names_a_path_it_cannot_use_before_starting_spark(
     result = runner.invoke(app, ["run", str(config)])
     assert result.exit_code == 2, result.output
     assert result.stderr == f"{config}: {field}: {reason.format(tmp=tmp_path)}\n"
+    assert result.stdout == ""  # not even "starting Spark"
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no table, no checkpoint written half-way
 
 
