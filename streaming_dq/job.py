@@ -51,12 +51,13 @@ LOCAL_DEFAULTS: Mapping[str, str] = {"spark.sql.shuffle.partitions": "4", "spark
 
 
 def build_spark_session(
-    spark: SparkSection, *, app_name: str, writer: str = "auto"
+    spark: SparkSection, *, app_name: str, writer: str = "auto", delta: bool = False
 ) -> tuple[SparkSession, bool]:
     """The SparkSession a job runs in: the active one if there is one, else a new one built from ``spark:``.
 
     ``spark.conf`` entries override :data:`SPARK_DEFAULTS` (and :data:`LOCAL_DEFAULTS` on a ``local`` master).
-    With ``writer: spark`` (or ``auto`` on a cluster master) the session loads delta-spark, its SQL extension
+    With ``writer: spark`` (or ``auto`` on a cluster master, or ``delta=True``: a Delta source or reference
+    table is read) the session loads delta-spark, its SQL extension
     and catalog (:func:`streaming_dq.jvm.spark_conf`: the JARs ``make jars`` fetched, else Spark resolves them
     from Maven Central); ``spark.jars`` and ``spark.jars.packages`` given in ``spark.conf`` are added to
     those. With ``spark.remote`` the job connects to a Spark Connect server instead (whose JARs are its own).
@@ -78,13 +79,14 @@ def build_spark_session(
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     local = spark.master.startswith("local")
-    delta = _delta_conf(local) if writer == "spark" or (writer == "auto" and not local) else {}
-    conf = {**SPARK_DEFAULTS, **(LOCAL_DEFAULTS if local else {}), **delta, **spark.conf}
+    wants_delta = delta or writer == "spark" or (writer == "auto" and not local)
+    delta_conf = _delta_conf(local) if wants_delta else {}
+    conf = {**SPARK_DEFAULTS, **(LOCAL_DEFAULTS if local else {}), **delta_conf, **spark.conf}
     conf["spark.driver.extraJavaOptions"] = " ".join(
         [*_log_options(spark.log_level), str(spark.conf.get("spark.driver.extraJavaOptions", ""))]
     ).strip()
     for key in ("spark.jars", "spark.jars.packages"):
-        joined = [v for v in (delta.get(key), spark.conf.get(key)) if v]
+        joined = [v for v in (delta_conf.get(key), spark.conf.get(key)) if v]
         if joined:
             conf[key] = ",".join(joined)
     builder = SparkSession.builder.master(spark.master).appName(spark.app_name or app_name)
@@ -204,7 +206,10 @@ class GateJob:
         else:
             app_name = f"streaming-dq-{self.config.gate.name}"
             session, own_session = build_spark_session(
-                self.config.spark, app_name=app_name, writer=self.config.targets.writer
+                self.config.spark,
+                app_name=app_name,
+                writer=self.config.targets.writer,
+                delta=self._reads_delta(),
             )
         previous = self._install_signal_handlers() if self._handle_signals else {}
         try:
@@ -236,6 +241,11 @@ class GateJob:
             self._stop.set()
 
         return {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def _reads_delta(self) -> bool:
+        """Whether the job reads a Delta table with Spark (a Delta source or reference dataset)."""
+        formats = [self.config.source.format, *(r.format for r in self.config.reference_datasets.values())]
+        return "delta" in formats
 
     def check_paths(self) -> None:
         """Raise the ConfigError of every local path the job could not read or write (before Spark starts)."""

@@ -11,7 +11,8 @@ Two ways to put them on a session's classpath, both documented in docs/deploy.md
   ``~/.ivy2.5.2``), used by :func:`spark_conf` when no fetched folder holds the bundle. This is also the way on
   a cluster (``spark-submit --packages``).
 
-The folder is ``$STREAMING_DQ_JARS`` when set, else ``~/.cache/streaming-dq/jars``.
+The folder is ``$STREAMING_DQ_JARS`` when set, else a checkout's ``.jars`` (what ``make jars`` fills), else
+``~/.cache/streaming-dq/jars``.
 
 Example:
     >>> [a.coordinate for a in bundle("delta", spark_version="4.2.0")]
@@ -112,10 +113,20 @@ def bundle(name: BundleName, *, spark_version: str | None = None) -> tuple[Maven
     raise ConfigError(f"unknown JAR bundle {name!r}: expected one of {', '.join(BUNDLES)}")
 
 
+#: The project folder ``make jars`` fills, when the package runs from a checkout (an editable install).
+CHECKOUT_JARS = Path(__file__).resolve().parent.parent / ".jars"
+
+
 def jars_home() -> Path:
-    """Where fetched bundles live: ``$STREAMING_DQ_JARS`` or ``~/.cache/streaming-dq/jars``."""
+    """Where fetched bundles live: ``$STREAMING_DQ_JARS``; else the checkout's ``.jars`` folder when the
+    package runs from a checkout that has one (what ``make jars`` filled, so ``.venv/bin/streaming-dq run``
+    finds it outside make too); else ``~/.cache/streaming-dq/jars``."""
     configured = os.environ.get("STREAMING_DQ_JARS")
-    return Path(configured) if configured else Path.home() / ".cache" / "streaming-dq" / "jars"
+    if configured:
+        return Path(configured)
+    if CHECKOUT_JARS.is_dir() and (CHECKOUT_JARS.parent / "pyproject.toml").is_file():
+        return CHECKOUT_JARS
+    return Path.home() / ".cache" / "streaming-dq" / "jars"
 
 
 def spark_jar_artifacts() -> set[str]:

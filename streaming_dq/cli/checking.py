@@ -105,8 +105,11 @@ def run_check(config_path: Path, data: Path, data_format: str, *, as_json: bool,
         return EXIT_USAGE
     config = loaded.config
     fail_levels = list(config.fail_levels) if config else [Severity.CRITICAL]
+    formats = (
+        {data_format, *(r.format for r in config.reference_datasets.values())} if config else {data_format}
+    )
     session, own_session = build_spark_session(
-        config.spark if config else SparkSection(), app_name="streaming-dq-check"
+        config.spark if config else SparkSection(), app_name="streaming-dq-check", delta="delta" in formats
     )
     try:
         engine = BatchDQEngine(
