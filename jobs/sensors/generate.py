@@ -19,12 +19,12 @@ import argparse
 import csv
 import json
 import math
-import os
 import random
-import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from streaming_dq.landing import write_landing_file
 
 HERE = Path(__file__).resolve().parent
 INTERVAL = timedelta(minutes=10)
@@ -141,28 +141,6 @@ def malformed_line(rng: random.Random, row: dict[str, object]) -> str:
     )
 
 
-_LAST_MTIME_NS = [0]
-
-
-def stamp_in_order(path: Path) -> None:
-    """Give ``path`` a modification time 10 ms or more after the previous file's.
-
-    Spark's file source takes new files oldest first by their millisecond modification times; files written
-    within the same millisecond would come in either order, and a day that arrives after the next one is late.
-    """
-    ns = max(time.time_ns(), _LAST_MTIME_NS[0] + 10_000_000)
-    os.utime(path, ns=(ns, ns))
-    _LAST_MTIME_NS[0] = ns
-
-
-def write_batch(path: Path, lines: list[str]) -> None:
-    """Write a landing file atomically: Spark ignores the hidden temporary name until the rename."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-    os.replace(tmp, path)
-    stamp_in_order(path)
-
-
 def generate(
     out: Path, *, batches: int, rows: int, seed: int, start: datetime, stations: int = 20
 ) -> Summary:
@@ -191,7 +169,7 @@ def generate(
             sent.append(row)
             lines.append(json.dumps(row))
         path = landing / f"readings-{seed}-{batch:05d}.json"
-        write_batch(path, lines)
+        write_landing_file(path, lines)
         summary.files.append(str(path))
         summary.records += len(lines)
     return summary

@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import random
-import time as clock
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
+
+from streaming_dq.landing import write_landing_file
 
 __all__ = ["DemoDay", "DemoPlan", "LandingFile", "write_customers", "write_landing"]
 
@@ -218,20 +218,6 @@ def _file_lines(
     return lines, faults
 
 
-_LAST_MTIME_NS = [0]
-
-
-def stamp_in_order(path: Path) -> None:
-    """Give ``path`` a modification time 10 ms or more after the previous file's.
-
-    Spark's file source takes new files oldest first by their millisecond modification times; files written
-    within the same millisecond would come in either order, and a day that arrives after the next one is late.
-    """
-    ns = max(clock.time_ns(), _LAST_MTIME_NS[0] + 10_000_000)
-    os.utime(path, ns=(ns, ns))
-    _LAST_MTIME_NS[0] = ns
-
-
 def write_landing(folder: Path, plan: DemoPlan, days: Sequence[DemoDay]) -> list[LandingFile]:
     """Write the landing files of ``days`` into ``folder``, one file per batch, each renamed into place.
 
@@ -251,9 +237,6 @@ def write_landing(folder: Path, plan: DemoPlan, days: Sequence[DemoDay]) -> list
             count = base + (1 if slot < extra else 0)
             lines, faults = _file_lines(rng, plan, day, slot, count)
             path = folder / f"orders-{day.day:%Y%m%d}-{slot:02d}.json"
-            tmp = path.with_name(f".{path.name}.tmp")
-            tmp.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-            os.replace(tmp, path)
-            stamp_in_order(path)
+            write_landing_file(path, lines)
             written.append(LandingFile(path, day.day, len(lines), 1, faults))
     return written
