@@ -25,7 +25,8 @@ gate's checks are deterministic, and a user's expression check must be too (docs
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -60,7 +61,7 @@ from streaming_dq.tables import SparkDeltaWriter
 from streaming_dq.tables.targets import writing
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column
+    from pyspark.sql import Column, SparkSession
 
     from streaming_dq.engine.decision import BatchDecision
     from streaming_dq.engine.plan import ValidationPlan
@@ -105,7 +106,7 @@ class SparkRouter(Router):
         try:
             layout = plan.layout
             groups = annotated.groupBy(*layout.group_keys(windows=True))
-            with job.described(df.sparkSession, "aggregate"):
+            with job.described(df.sparkSession, "aggregate"), _one_job(df.sparkSession):
                 rows = groups.agg(*layout.grouped_columns(windows=True)).collect()
             aggregates = layout.read_grouped(rows)
             with job.described(df.sparkSession, "aggregate checks"):
@@ -257,3 +258,23 @@ def _drift_counts(df: DataFrame, job: BatchJob) -> list[Column]:
         F.unix_micros(F.max(ts)).alias("et_max"),
         F.count_if(ts.isNull() & well_formed).alias("et_nulls"),
     ]
+
+
+@contextmanager
+def _one_job(spark: SparkSession) -> Iterator[None]:
+    """Run the block without adaptive query execution, then restore the setting.
+
+    The batch's one grouped aggregation has a tiny result (one row per regime and window); with AQE, Spark
+    submits its shuffle map stage as a job of its own, and a stream's ``foreachBatch`` runs with AQE as the
+    session has it. Without AQE the aggregation is one job: the gate's budget is three over the batch.
+    """
+    key = "spark.sql.adaptive.enabled"
+    before = spark.conf.get(key) or "true"
+    if str(before).lower() == "false":
+        yield
+        return
+    spark.conf.set(key, "false")
+    try:
+        yield
+    finally:
+        spark.conf.set(key, before)

@@ -118,6 +118,26 @@ def test_the_spark_router_runs_three_jobs_over_the_batch_whatever_the_number_of_
     assert per_batch["one"] == per_batch["twenty"]
 
 
+def test_the_spark_router_keeps_its_three_jobs_with_adaptive_execution_on(spark, tmp_path):
+    """A stream's foreachBatch runs with AQE as the session has it, and AQE submits the aggregation's shuffle
+    map stage as a job of its own (the distributed benchmark counted 5 gate jobs a batch): the router turns
+    AQE off around its aggregation only, and leaves the setting as it found it."""
+    before = spark.conf.get("spark.sql.adaptive.enabled")
+    spark.conf.set("spark.sql.adaptive.enabled", "true")
+    try:
+        run_in_job_groups(spark, tmp_path, TWENTY_CHECKS, "aqe", writer="spark", routing="distributed")
+        assert spark.conf.get("spark.sql.adaptive.enabled") == "true"
+    finally:
+        spark.conf.set("spark.sql.adaptive.enabled", before)
+    for b in range(2):
+        phases = [
+            m.group(3)
+            for d in job_descriptions(spark, f"aqe-{b}")
+            if (m := PHASE.match(d)) and not m.group(1)
+        ]
+        assert [p for p in phases if p in OVER_THE_BATCH] == list(OVER_THE_BATCH), phases
+
+
 def test_the_checks_columns_are_built_once_per_input_schema_not_per_batch(spark, tmp_path):
     """Rebuilding every check's Columns through py4j was a per-batch driver cost growing with the checks."""
     checks = CheckSet.from_dicts(BASE_CHECKS)
