@@ -12,7 +12,7 @@ JARS    = $(STREAMING_DQ_JARS)/delta/manifest.json
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,cluster]'
+	$(PY) -m pip install --quiet -e '.[test,cluster,kafka]'
 	@touch $(STAMP)
 
 install: $(STAMP)
