@@ -21,7 +21,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from streaming_dq.config.gate_config import GateConfig, SourceSection, SparkSection
 from streaming_dq.core.base_check import BaseCheck, BaseRowCheck
 from streaming_dq.core.outcome import BatchOutcome, CheckKind
+from streaming_dq.jvm import BundleName
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -51,7 +52,12 @@ LOCAL_DEFAULTS: Mapping[str, str] = {"spark.sql.shuffle.partitions": "4", "spark
 
 
 def build_spark_session(
-    spark: SparkSection, *, app_name: str, writer: str = "auto", delta: bool = False
+    spark: SparkSection,
+    *,
+    app_name: str,
+    writer: str = "auto",
+    delta: bool = False,
+    bundles: Sequence[BundleName] = (),
 ) -> tuple[SparkSession, bool]:
     """The SparkSession a job runs in: the active one if there is one, else a new one built from ``spark:``.
 
@@ -59,8 +65,8 @@ def build_spark_session(
     With ``writer: spark`` (or ``auto`` on a cluster master, or ``delta=True``: a Delta source or reference
     table is read) the session loads delta-spark, its SQL extension
     and catalog (:func:`streaming_dq.jvm.spark_conf`: the JARs ``make jars`` fetched, else Spark resolves them
-    from Maven Central); ``spark.jars`` and ``spark.jars.packages`` given in ``spark.conf`` are added to
-    those. With ``spark.remote`` the job connects to a Spark Connect server instead (whose JARs are its own).
+    from Maven Central); ``bundles`` (``kafka``, ``avro``) are loaded the same way; ``spark.jars`` and
+    ``spark.jars.packages`` given in ``spark.conf`` are added to those. With ``spark.remote`` the job connects to a Spark Connect server instead (whose JARs are its own).
     Python workers use this interpreter unless ``PYSPARK_PYTHON`` says otherwise.
 
     Returns:
@@ -80,7 +86,7 @@ def build_spark_session(
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     local = spark.master.startswith("local")
     wants_delta = delta or writer == "spark" or (writer == "auto" and not local)
-    delta_conf = _delta_conf(local) if wants_delta else {}
+    delta_conf = _jar_conf(local, ["delta"] * wants_delta + [b for b in bundles if b != "delta"])
     conf = {**SPARK_DEFAULTS, **(LOCAL_DEFAULTS if local else {}), **delta_conf, **spark.conf}
     conf["spark.driver.extraJavaOptions"] = " ".join(
         [*_log_options(spark.log_level), str(spark.conf.get("spark.driver.extraJavaOptions", ""))]
@@ -97,6 +103,14 @@ def build_spark_session(
     return session, True
 
 
+def source_bundles(source: SourceSection) -> list[BundleName]:
+    """The JAR bundles a source needs in the session: Spark's Kafka reader, and spark-avro for avro payloads."""
+    if source.format != "kafka":
+        return []
+    payloads = [p for p in (source.value, source.key) if p is not None]
+    return ["kafka", *(["avro"] if any(p.format == "avro" for p in payloads) else [])]
+
+
 def _log_options(level: str) -> list[str]:
     """JVM options for the packaged log4j2 file (:file:`streaming_dq/log4j2.properties`) at ``level``."""
     from importlib.resources import files
@@ -105,11 +119,13 @@ def _log_options(level: str) -> list[str]:
     return [f"-Dlog4j2.configurationFile={path}", f"-Dstreaming_dq.log_level={level.lower()}"]
 
 
-def _delta_conf(local: bool) -> dict[str, str]:
+def _jar_conf(local: bool, bundles: Sequence[BundleName]) -> dict[str, str]:
     from streaming_dq.jvm import spark_conf
 
-    conf = spark_conf(["delta"])
-    if local:  # Delta's log replay runs 50 tasks by default: a fixed cost per commit on two cores
+    if not bundles:
+        return {}
+    conf = spark_conf(bundles)
+    if local and "delta" in bundles:  # Delta's log replay runs 50 tasks by default: a fixed cost per commit
         conf["spark.databricks.delta.snapshotPartitions"] = "2"
     return conf
 
@@ -210,6 +226,7 @@ class GateJob:
                 app_name=app_name,
                 writer=self.config.targets.writer,
                 delta=self._reads_delta(),
+                bundles=source_bundles(self.config.source),
             )
         previous = self._install_signal_handlers() if self._handle_signals else {}
         try:

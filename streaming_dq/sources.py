@@ -71,6 +71,9 @@ def unknown_fields_detection(source: SourceSection) -> str | None:
     """Why undeclared fields cannot be detected on ``source`` (None when they can, or are ignored)."""
     if source.unknown_fields == "ignore":
         return None
+    if source.format == "kafka":
+        assert source.value is not None
+        return None if source.value.format == "json" else f"a {source.value.format} payload is not json"
     if source.format != "json":
         if source.format == "csv":
             return None  # extra CSV fields make the line malformed: nothing to detect
@@ -87,10 +90,14 @@ def unknown_fields_detection(source: SourceSection) -> str | None:
 def detects_unknown_fields(source: SourceSection) -> bool:
     """True when ``source`` is read with the unknown-fields column."""
     return (
-        source.format == "json"
+        (source.format == "json" or (source.format == "kafka" and _json_value(source)))
         and source.unknown_fields != "ignore"
         and unknown_fields_detection(source) is None
     )
+
+
+def _json_value(source: SourceSection) -> bool:
+    return source.value is not None and source.value.format == "json"
 
 
 def _options(source: SourceSection) -> dict[str, str]:
@@ -99,11 +106,29 @@ def _options(source: SourceSection) -> dict[str, str]:
 
 def _parsed_json(lines: DataFrame, source: SourceSection, schema: Any) -> DataFrame:
     """Parse the text source's ``value`` lines as ``spark.read.json`` would, keeping undeclared keys."""
+    lines = lines.where(
+        F.trim(F.col("value")) != ""
+    )  # blank lines are not records (spark.read.json skips them)
+    return _json_records(
+        lines, schema, _options(source), source.malformed_column, source.unknown_fields_column
+    )
+
+
+def _json_records(
+    lines: DataFrame,
+    schema: Any,
+    options: dict[str, str],
+    malformed: str,
+    unknown: str | None,
+) -> DataFrame:
+    """``from_json`` of the string column ``value``: the declared fields, the malformed column (the raw text
+    of an unparsable record), the undeclared keys as JSON in ``unknown`` (when not None), then the other
+    columns of ``lines`` as they are."""
     from streaming_dq.sink.schemas import with_corrupt_record_column
 
     declared = F.array(*[F.lit(name) for name in schema.fieldNames()])
-    full = with_corrupt_record_column(schema, source.malformed_column)
-    options = {**_options(source), "columnNameOfCorruptRecord": source.malformed_column}
+    full = with_corrupt_record_column(schema, malformed)
+    options = {**options, "columnNameOfCorruptRecord": malformed}
     value = F.col("value")
     undeclared = F.array_except(F.json_object_keys(value), declared)
     kept: Column = F.when(
@@ -114,10 +139,15 @@ def _parsed_json(lines: DataFrame, source: SourceSection, schema: Any) -> DataFr
             )
         ),
     )
-    lines = lines.where(F.trim(value) != "")  # blank lines are not records (spark.read.json skips them too)
-    parsed = lines.select(F.from_json(value, full, options).alias("_dq_row"), kept.alias("_dq_unknown"))
+    extra = [kept.alias("_dq_unknown")] if unknown else []
+    carried = [F.col(f"`{c}`") for c in lines.columns if c != "value"]
+    parsed = lines.select(F.from_json(value, full, options).alias("_dq_row"), *extra, *carried)
     columns = [F.col(f"_dq_row.`{name}`").alias(name) for name in full.fieldNames()]
-    return parsed.select(*columns, F.col("_dq_unknown").alias(source.unknown_fields_column))
+    if unknown:
+        columns.append(F.col("_dq_unknown").alias(unknown))
+    return parsed.select(
+        *columns, *[F.col(f"`{c}`") for c in parsed.columns if c not in ("_dq_row", "_dq_unknown")]
+    )
 
 
 def read_source(
@@ -135,6 +165,10 @@ def read_source(
 
     from streaming_dq.sink.schemas import with_corrupt_record_column
 
+    if source.format == "kafka":
+        from streaming_dq.kafka import read_kafka
+
+        return read_kafka(session, source, stream=stream)
     where = path or source.path
     reader: Any = session.readStream if stream else session.read
     if stream and source.max_files_per_trigger is not None:

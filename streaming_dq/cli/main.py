@@ -225,7 +225,13 @@ def _window_lines(outcome: BatchOutcome, timezone: str) -> list[str]:
 def _start_line(config: GateConfig, metrics_url: str | None) -> str:
     src = config.source
     trigger = "available-now" if src.trigger.available_now else f"every {src.trigger.processing_time}"
-    line = f"gate {config.gate.name!r}: {src.format} from {src.path} ({trigger})"
+    if src.format == "kafka":
+        topics = src.subscribe or src.subscribe_pattern or src.assign
+        assert src.value is not None
+        where = f"{src.value.format} messages of {topics} at {src.bootstrap_servers}"
+        line = f"gate {config.gate.name!r}: kafka, {where} ({trigger})"
+    else:
+        line = f"gate {config.gate.name!r}: {src.format} from {src.path} ({trigger})"
     return line + (f"; metrics at {metrics_url}" if metrics_url else "")
 
 

@@ -42,6 +42,7 @@ from pydantic import (
     StringConstraints,
     WithJsonSchema,
     field_validator,
+    model_validator,
 )
 
 from streaming_dq.config.check_set import CheckSet
@@ -61,6 +62,8 @@ __all__ = [
     "PrometheusSection",
     "PushgatewaySection",
     "ReferenceDatasetConfig",
+    "KAFKA_COLUMNS",
+    "PayloadSection",
     "SourceSection",
     "SparkSection",
     "TargetsSection",
@@ -294,11 +297,73 @@ class GateSection(_Section):
         return parse_duration(self.allowed_lateness)
 
 
-class SourceSection(_Section):
-    """``source:``: the stream read with ``spark.readStream``."""
+#: Columns a Kafka source adds beside the decoded value's fields (the message's coordinates).
+KAFKA_COLUMNS: dict[str, str] = {
+    "kafka_key": "string",
+    "kafka_topic": "string",
+    "kafka_partition": "int",
+    "kafka_offset": "bigint",
+    "kafka_timestamp": "timestamp",
+}
 
-    format: FileFormat = Field(description="Spark source format.")
-    path: NonEmpty = Field(description="Folder (or table) to stream from; relative to the config file.")
+
+class PayloadSection(_Section):
+    """``source.value:`` / ``source.key:`` of a Kafka source: how the message bytes are decoded."""
+
+    format: Literal["json", "csv", "avro", "text"] = Field(
+        description="json / csv: with a schema; avro: with avro-schema-file (Spark's from_avro); text: UTF-8."
+    )
+    schema_: NonEmpty | None = Field(
+        default=None, alias="schema", description="Spark DDL schema of a json or csv payload."
+    )
+    avro_schema_file: NonEmpty | None = Field(
+        default=None, description="Avro schema (.avsc JSON) of an avro payload; relative to the config file."
+    )
+    options: dict[str, OptionValue] = Field(
+        default_factory=dict, description="Options of from_json / from_csv / from_avro."
+    )
+
+    @field_validator("schema_")
+    @classmethod
+    def _valid_ddl(cls, value: str | None) -> str | None:
+        if value is not None:
+            ddl_column_names(value)
+        return value
+
+    @model_validator(mode="after")
+    def _decodable(self) -> PayloadSection:
+        if self.format in ("json", "csv") and self.schema_ is None:
+            raise ValueError(f"a {self.format} payload needs a schema (Spark DDL)")
+        if self.format == "avro" and self.avro_schema_file is None:
+            raise ValueError("an avro payload needs avro-schema-file")
+        if self.format in ("text", "avro") and self.schema_ is not None:
+            raise ValueError(f"a {self.format} payload takes no schema")
+        return self
+
+
+class SourceSection(_Section):
+    """``source:``: the stream read with ``spark.readStream``: files, a Delta table, or Kafka topics."""
+
+    format: FileFormat | Literal["kafka"] = Field(description="Spark source format.")
+    path: NonEmpty | None = Field(
+        default=None,
+        description="Folder (or table) to stream from; relative to the config file. Not for kafka.",
+    )
+    bootstrap_servers: NonEmpty | None = Field(default=None, description="kafka: host:port[,host:port...].")
+    subscribe: NonEmpty | None = Field(default=None, description="kafka: topic[,topic...] to read.")
+    subscribe_pattern: NonEmpty | None = Field(default=None, description="kafka: a Java regex of topics.")
+    assign: NonEmpty | None = Field(default=None, description='kafka: JSON {"topic": [partitions]}.')
+    starting_offsets: NonEmpty = Field(
+        default="earliest",
+        description="kafka: earliest | latest | JSON per partition; only for a new checkpoint.",
+    )
+    max_offsets_per_trigger: int | None = Field(
+        default=None, gt=0, description="kafka: messages per micro-batch at most (over all partitions)."
+    )
+    value: PayloadSection | None = Field(default=None, description="kafka: how message values are decoded.")
+    key: PayloadSection | None = Field(
+        default=None, description="kafka: how keys are decoded (default: text, into kafka_key)."
+    )
     schema_: NonEmpty | None = Field(
         default=None,
         alias="schema",
@@ -328,8 +393,52 @@ class SourceSection(_Section):
             ddl_column_names(value)
         return value
 
+    @model_validator(mode="after")
+    def _complete(self) -> SourceSection:
+        kafka_only = {
+            "bootstrap-servers": self.bootstrap_servers,
+            "subscribe": self.subscribe,
+            "subscribe-pattern": self.subscribe_pattern,
+            "assign": self.assign,
+            "max-offsets-per-trigger": self.max_offsets_per_trigger,
+            "value": self.value,
+            "key": self.key,
+        }
+        if self.format != "kafka":
+            if self.path is None:
+                raise ValueError(f"a {self.format} source needs a path")
+            named = [k for k, v in kafka_only.items() if v is not None]
+            if named:
+                raise ValueError(f"{', '.join(named)}: only for a kafka source")
+            return self
+        if self.path is not None:
+            raise ValueError("a kafka source has no path: name bootstrap-servers and subscribe")
+        if self.schema_ is not None:
+            raise ValueError("a kafka source declares its schema in value.schema")
+        if self.bootstrap_servers is None:
+            raise ValueError("a kafka source needs bootstrap-servers")
+        chosen = [k for k in ("subscribe", "subscribe-pattern", "assign") if kafka_only[k] is not None]
+        if len(chosen) != 1:
+            raise ValueError("a kafka source needs exactly one of subscribe, subscribe-pattern, assign")
+        if self.value is None:
+            raise ValueError("a kafka source needs value: {format: json | csv | avro | text, ...}")
+        if self.max_files_per_trigger is not None:
+            raise ValueError("max-files-per-trigger is for file sources: use max-offsets-per-trigger")
+        return self
+
     def columns(self) -> dict[str, str] | None:
-        """The declared ``{column: type keyword}``, or None when the source brings its schema (parquet)."""
+        """The declared ``{column: type keyword}``, or None when the source brings its schema (parquet).
+
+        A Kafka source: the value's fields (``value`` for a text payload; None for avro, whose schema file
+        is read when the stream starts), then :data:`KAFKA_COLUMNS`.
+        """
+        if self.format == "kafka":
+            assert self.value is not None
+            if self.value.format == "avro":
+                return None
+            fields = dict(ddl_columns(self.value.schema_)) if self.value.schema_ else {"value": "string"}
+            key = {"kafka_key": "struct"} if self.key is not None and self.key.format != "text" else {}
+            return {**fields, **KAFKA_COLUMNS, **key}
         return dict(ddl_columns(self.schema_)) if self.schema_ else None
 
 

@@ -194,7 +194,16 @@ def _resolve_paths(config: GateConfig, base: Path) -> GateConfig:
     }
     return config.model_copy(
         update={
-            "source": config.source.model_copy(update={"path": resolve(config.source.path)}),
+            "source": config.source.model_copy(
+                update={
+                    "path": resolve(config.source.path),
+                    **{
+                        part: payload.model_copy(update={"avro_schema_file": resolve(payload.avro_schema_file)})
+                        for part, payload in (("value", config.source.value), ("key", config.source.key))
+                        if payload is not None
+                    },
+                }
+            ),
             "checkpoint": resolve(config.checkpoint),
             "targets": targets,
             "reference_datasets": references,

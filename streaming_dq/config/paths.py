@@ -58,7 +58,13 @@ def path_problems(config: GateConfig) -> list[ConfigError]:
     """Every local path of ``config`` that the job could not read or write, one ConfigError each."""
     found: list[tuple[str, str | None]] = []
     source = config.source
-    found.append(("source.path", _readable_problem(source.path, "the source folder")))
+    if source.path is not None:
+        found.append(("source.path", _readable_problem(source.path, "the source folder")))
+    for part, payload in (("value", source.value), ("key", source.key)):
+        if payload is not None and payload.avro_schema_file is not None:
+            found.append(
+                (f"source.{part}.avro-schema-file", _readable_problem(payload.avro_schema_file, "the Avro schema"))
+            )
     for name, reference in config.reference_datasets.items():
         found.append(
             (f"reference-datasets.{name}.path", _readable_problem(reference.path, "the reference data"))
