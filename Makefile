@@ -5,7 +5,8 @@ PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed
 # JVM artifacts (delta-spark ...) fetched from Maven Central by `make jars`; the library finds them here.
 export STREAMING_DQ_JARS ?= $(CURDIR)/.jars
-JARS    = $(STREAMING_DQ_JARS)/delta/manifest.json
+BUNDLES = delta kafka avro kafka-broker
+JARS    = $(foreach b,$(BUNDLES),$(STREAMING_DQ_JARS)/$(b)/manifest.json)
 
 .PHONY: demo test install jars lint typecheck promtool prometheus-bin bench bench-quick clean
 
@@ -17,9 +18,10 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# delta-spark and what it needs beyond Spark's own JARs, with Maven (offline once ~/.m2 holds them).
-$(JARS): $(STAMP)
-	$(PY) -m streaming_dq.jvm fetch delta
+# delta-spark, Spark's Kafka reader, spark-avro and a Kafka broker (for the Kafka tests and demo), with what
+# they need beyond Spark's own JARs, with Maven (offline once ~/.m2 holds them).
+$(JARS) &: $(STAMP)
+	$(PY) -m streaming_dq.jvm fetch $(BUNDLES)
 
 jars: $(JARS)
 

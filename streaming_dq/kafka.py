@@ -20,6 +20,8 @@ A malformed message is not counted against any other check (the engine guards ev
 
 from __future__ import annotations
 
+import json
+from functools import reduce
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -82,6 +84,26 @@ def _avro_schema(payload: PayloadSection) -> str:
         raise ConfigError(
             f"cannot read the Avro schema {path}: {exc.strerror or exc}", field_path="source.value"
         ) from exc
+
+
+def _avro_undecoded(schema_json: str, binary: Column, names: list[str]) -> Column:
+    """True for a message ``from_avro`` could not decode (PERMISSIVE mode gives a record of NULLs then).
+
+    A record with a field that cannot be NULL is undecoded when every field is NULL; a record whose fields are
+    all nullable unions is undecoded when every field is NULL and the bytes are not the all-NULL record's
+    (one union-branch index per field).
+    """
+    fields = json.loads(schema_json).get("fields", [])
+    all_null = reduce(lambda a, b: a & b, [F.col(f"_dq_row.`{n}`").isNull() for n in names], F.lit(True))
+    null_branches: list[int] = []
+    for f in fields:
+        kind = f.get("type")
+        branches = kind if isinstance(kind, list) else [kind]
+        if "null" not in branches:
+            return all_null | binary.isNull()
+        null_branches.append(branches.index("null"))
+    encoding = bytes(2 * i for i in null_branches)  # zig-zag varints of small union indices: one byte each
+    return binary.isNull() | (all_null & (binary != F.lit(encoding)))
 
 
 def _key_column(source: SourceSection) -> Column:
@@ -167,14 +189,20 @@ def decode_kafka(raw: DataFrame, source: SourceSection) -> DataFrame:
     if value.format == "avro":
         from pyspark.sql.avro.functions import from_avro
 
-        decoded_value = from_avro(binary, _avro_schema(value), {**options, "mode": "PERMISSIVE"})
-        parsed = raw.select(decoded_value.alias("_dq_row"), *carried)
-        names = parsed.select("_dq_row.*").columns
-        reason = F.when(F.col("_dq_row").isNull(), F.col("_dq_raw_value"))
+        schema_json = _avro_schema(value)
+        decoded_value = from_avro(binary, schema_json, {**options, "mode": "PERMISSIVE"})
+        parsed = raw.select(decoded_value.alias("_dq_row"), *carried, binary.alias("_dq_bytes"))
+        record = isinstance(parsed.schema["_dq_row"].dataType, StructType)
+        names = parsed.select("_dq_row.*").columns if record else []
+        bytes_ = F.col("_dq_bytes")
+        undecoded = _avro_undecoded(schema_json, bytes_, names) if record else F.col("_dq_row").isNull()
+        fields = (
+            [F.col(f"_dq_row.`{n}`").alias(n) for n in names] if record else [F.col("_dq_row").alias("value")]
+        )
         return parsed.select(
-            *[F.col(f"_dq_row.`{n}`").alias(n) for n in names],
+            *fields,
             *[F.col(c) for c in KAFKA_COLUMNS],
-            reason.alias(malformed),
+            F.when(undecoded, F.col("_dq_raw_value")).alias(malformed),
         )
     parsed = raw.select(F.when(valid, text).alias("value"), *carried)  # text
     return parsed.select("value", *[F.col(c) for c in KAFKA_COLUMNS], not_decodable.alias(malformed))

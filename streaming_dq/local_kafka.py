@@ -155,7 +155,9 @@ def local_broker(workdir: Path, *, partitions: int = 2, timeout: float = 120.0) 
                 if s.connect_ex(("127.0.0.1", port)) == 0:
                     break
             if time.monotonic() > deadline:
-                raise RuntimeError(f"the Kafka broker did not answer on {port} in {timeout:.0f} s:\n{_tail(log)}")
+                raise RuntimeError(
+                    f"the Kafka broker did not answer on {port} in {timeout:.0f} s:\n{_tail(log)}"
+                )
             time.sleep(0.3)
         yield f"127.0.0.1:{port}"
     finally:

@@ -18,12 +18,14 @@ os.environ.setdefault("STREAMING_DQ_JARS", str(REPO / ".jars"))
 
 
 def delta_conf() -> dict[str, str]:
-    """The conf that loads the fetched delta-spark JARs; a clear failure when `make jars` has not run."""
+    """The conf that loads the fetched delta-spark, Kafka-reader and spark-avro JARs; a clear failure when
+    `make jars` has not run."""
     from streaming_dq.jvm import bundle_jars, jars_home, spark_conf
 
-    if bundle_jars("delta") is None:
-        raise RuntimeError(f"no delta-spark JARs in {jars_home()}: run `make jars` (make test does)")
-    return {**spark_conf(["delta"]), "spark.databricks.delta.snapshotPartitions": "2"}
+    for bundle in ("delta", "kafka", "avro"):
+        if bundle_jars(bundle) is None:
+            raise RuntimeError(f"no {bundle} JARs in {jars_home()}: run `make jars` (make test does)")
+    return {**spark_conf(["delta", "kafka", "avro"]), "spark.databricks.delta.snapshotPartitions": "2"}
 
 
 def build_spark_session(master: str = "local[2]", conf: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
@@ -64,6 +66,15 @@ def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     with connect_server(tmp_path_factory.mktemp("connect-server"), delta_conf()) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Kafka broker (KRaft, the JARs `make jars` fetched) on 127.0.0.1, once per test session."""
+    from streaming_dq.local_kafka import local_broker
+
+    with local_broker(tmp_path_factory.mktemp("kafka-broker")) as bootstrap:
+        yield bootstrap
 
 
 @pytest.fixture(scope="session")

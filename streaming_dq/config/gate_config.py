@@ -56,14 +56,14 @@ from streaming_dq.profiles.profiles import Profile
 
 __all__ = [
     "FILE_FORMATS",
+    "KAFKA_COLUMNS",
     "GateConfig",
     "GateSection",
     "MetricsSection",
+    "PayloadSection",
     "PrometheusSection",
     "PushgatewaySection",
     "ReferenceDatasetConfig",
-    "KAFKA_COLUMNS",
-    "PayloadSection",
     "SourceSection",
     "SparkSection",
     "TargetsSection",

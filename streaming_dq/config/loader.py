@@ -198,7 +198,9 @@ def _resolve_paths(config: GateConfig, base: Path) -> GateConfig:
                 update={
                     "path": resolve(config.source.path),
                     **{
-                        part: payload.model_copy(update={"avro_schema_file": resolve(payload.avro_schema_file)})
+                        part: payload.model_copy(
+                            update={"avro_schema_file": resolve(payload.avro_schema_file)}
+                        )
                         for part, payload in (("value", config.source.value), ("key", config.source.key))
                         if payload is not None
                     },

@@ -63,7 +63,10 @@ def path_problems(config: GateConfig) -> list[ConfigError]:
     for part, payload in (("value", source.value), ("key", source.key)):
         if payload is not None and payload.avro_schema_file is not None:
             found.append(
-                (f"source.{part}.avro-schema-file", _readable_problem(payload.avro_schema_file, "the Avro schema"))
+                (
+                    f"source.{part}.avro-schema-file",
+                    _readable_problem(payload.avro_schema_file, "the Avro schema"),
+                )
             )
     for name, reference in config.reference_datasets.items():
         found.append(
