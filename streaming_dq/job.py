@@ -86,7 +86,8 @@ def build_spark_session(
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     local = spark.master.startswith("local")
     wants_delta = delta or writer == "spark" or (writer == "auto" and not local)
-    delta_conf = _jar_conf(local, ["delta"] * wants_delta + [b for b in bundles if b != "delta"])
+    wanted: list[BundleName] = ["delta"] if wants_delta else []
+    delta_conf = _jar_conf(local, [*wanted, *(b for b in bundles if b != "delta")])
     conf = {**SPARK_DEFAULTS, **(LOCAL_DEFAULTS if local else {}), **delta_conf, **spark.conf}
     conf["spark.driver.extraJavaOptions"] = " ".join(
         [*_log_options(spark.log_level), str(spark.conf.get("spark.driver.extraJavaOptions", ""))]
@@ -108,7 +109,8 @@ def source_bundles(source: SourceSection) -> list[BundleName]:
     if source.format != "kafka":
         return []
     payloads = [p for p in (source.value, source.key) if p is not None]
-    return ["kafka", *(["avro"] if any(p.format == "avro" for p in payloads) else [])]
+    avro = any(p.format == "avro" for p in payloads)
+    return ["kafka", "avro"] if avro else ["kafka"]
 
 
 def _log_options(level: str) -> list[str]:
@@ -201,6 +203,8 @@ class GateJob:
         self._stop = stop_event or threading.Event()
         self._session = session
         self.query: StreamingQuery | None = None
+        #: The job's Prometheus registry once :meth:`run` started (None without ``metrics:`` exporters).
+        self.registry: CollectorRegistry | None = None
         self._follower: ResultsFollower | None = None
 
     def run(self, *, timeout: float | None = None) -> JobTotals:
@@ -217,6 +221,7 @@ class GateJob:
         """
         self.check_paths()
         registry, metrics, server = self._start_metrics()
+        self.registry = registry
         if self._session is not None:
             session, own_session = self._session, False
         else:
@@ -380,6 +385,9 @@ class GateJob:
             self._follow(metrics)
             if bridge is not None:
                 session.streams.removeListener(bridge)
+                last = query.lastProgress  # the listener bus may not have delivered the last one yet
+                if last:
+                    metrics.record_progress(last)  # type: ignore[union-attr]
             if self.totals.failed and metrics is not None and self._follower is not None:
                 metrics.record_failure(-1, RuntimeError(self.totals.error))  # on the server: count it here
 

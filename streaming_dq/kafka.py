@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from streaming_dq.config.gate_config import KAFKA_COLUMNS
 from streaming_dq.exceptions import ConfigError
@@ -86,6 +87,15 @@ def _avro_schema(payload: PayloadSection) -> str:
         ) from exc
 
 
+def _struct(ddl: str) -> StructType:
+    schema = StructType.fromDDL(ddl)
+    if not isinstance(schema, StructType):
+        raise ConfigError(
+            f"expected a struct schema, got {schema.simpleString()}", field_path="source.value.schema"
+        )
+    return schema
+
+
 def _avro_undecoded(schema_json: str, binary: Column, names: list[str]) -> Column:
     """True for a message ``from_avro`` could not decode (PERMISSIVE mode gives a record of NULLs then).
 
@@ -140,8 +150,6 @@ def decode_kafka(raw: DataFrame, source: SourceSection) -> DataFrame:
         raw: A DataFrame with the Kafka reader's columns (streaming or not).
         source: The ``source:`` section (``format: kafka``).
     """
-    from pyspark.sql.types import StructType
-
     from streaming_dq.sources import detects_unknown_fields
 
     assert source.value is not None
@@ -155,7 +163,7 @@ def decode_kafka(raw: DataFrame, source: SourceSection) -> DataFrame:
     if value.format == "json":
         from streaming_dq.sources import _json_records
 
-        schema = StructType.fromDDL(str(value.schema_))
+        schema = _struct(str(value.schema_))
         unknown = source.unknown_fields_column if detects_unknown_fields(source) else None
         lines = raw.select(text.alias("value"), *carried)
         decoded = _json_records(lines, schema, options, malformed, unknown)
@@ -172,7 +180,7 @@ def decode_kafka(raw: DataFrame, source: SourceSection) -> DataFrame:
             *([F.col(f"`{unknown}`")] if unknown else []),
         )
     if value.format == "csv":
-        declared_names = StructType.fromDDL(str(value.schema_)).fieldNames()
+        declared_names = _struct(str(value.schema_)).fieldNames()
         ddl = str(value.schema_)
         if malformed not in declared_names:
             ddl += f", `{malformed}` STRING"

@@ -137,7 +137,7 @@ def local_broker(workdir: Path, *, partitions: int = 2, timeout: float = 120.0) 
     with open(log, "ab") as out:
         formatted = subprocess.run(
             [java, *heap, "-cp", classpath, "kafka.tools.StorageTool", "format", "--standalone",
-             "-t", _cluster_id(), "-c", str(config), "--ignore-formatted"],
+             f"--cluster-id={_cluster_id()}", "-c", str(config), "--ignore-formatted"],
             stdout=out, stderr=subprocess.STDOUT, check=False,
         )  # fmt: skip
         if formatted.returncode != 0:

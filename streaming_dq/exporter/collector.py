@@ -61,6 +61,7 @@ class GateInstruments:
     trigger_duration: Gauge
     state_rows: Gauge
     state_memory: Gauge
+    kafka_lag: Gauge
 
     def all(self) -> tuple[MetricWrapperBase, ...]:
         """Return every instrument, in declaration order."""
@@ -147,6 +148,11 @@ def build_instruments() -> GateInstruments:
         ),
         state_memory=_gauge(
             "streaming_dq_state_memory_bytes", "Memory used by the query's state stores (last progress)."
+        ),
+        kafka_lag=_gauge(
+            "streaming_dq_kafka_consumer_lag_messages",
+            "Messages of a Kafka topic not yet processed: latest offsets minus the last batch's (last progress).",
+            "topic",
         ),
     )
 

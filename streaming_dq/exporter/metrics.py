@@ -9,6 +9,7 @@ no batch id, window start or data value ever becomes a label.
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 import time
@@ -162,6 +163,8 @@ class GateMetrics:
         if operators is not None:
             i.state_rows.labels(gate).set(_sum_field(operators, "numRowsTotal"))
             i.state_memory.labels(gate).set(_sum_field(operators, "memoryUsedBytes"))
+        for topic, lag in kafka_lag(progress).items():
+            i.kafka_lag.labels(gate, topic).set(lag)
 
     # -- series creation -------------------------------------------------------------------------------
 
@@ -265,6 +268,41 @@ class GateMetrics:
     def _event_time_lag(self) -> float:
         latest = self._max_event_time
         return math.nan if latest is None else self._clock() - latest
+
+
+def _offsets(value: Any) -> dict[str, Any]:
+    """A source progress offset (JSON text or already a dict) as a dict; {} when it is neither."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
+def kafka_lag(progress: Mapping[str, Any]) -> dict[str, float]:
+    """Messages not yet processed per Kafka topic, from a query progress: for every partition of a Kafka
+    source, its ``latestOffset`` minus the ``endOffset`` of the last batch (Spark reports both per topic and
+    partition). Sources of other kinds are skipped.
+
+    Example:
+        >>> kafka_lag({"sources": [{"endOffset": '{"t": {"0": 5, "1": 7}}',
+        ...                         "latestOffset": '{"t": {"0": 9, "1": 7}}'}]})
+        {'t': 4.0}
+    """
+    lag: dict[str, float] = {}
+    for source in progress.get("sources") or ():
+        latest, done = _offsets(source.get("latestOffset")), _offsets(source.get("endOffset"))
+        for topic, partitions in latest.items():
+            if not isinstance(partitions, dict):
+                continue
+            processed = done.get(topic) if isinstance(done.get(topic), dict) else {}
+            behind = 0.0
+            for partition, offset in partitions.items():
+                if isinstance(offset, int) and isinstance(processed.get(partition, 0), int):
+                    behind += max(0, offset - processed.get(partition, 0))
+            lag[topic] = lag.get(topic, 0.0) + behind
+    return lag
 
 
 def _milliseconds_to_seconds(value: Any) -> float | None:

@@ -1,9 +1,10 @@
 """SIGKILL a running gate job at random points, restart it on the same checkpoint, and count every row once.
 
 The job (``gate_crash_job.py``) runs in its own process group with its own SparkSession and JVM, reading one
-landing file per micro-batch on a processing-time trigger. It is killed three times, each time a moment after
+landing file per micro-batch on a processing-time trigger. It is killed twice, each time a moment after
 it committed something new (so the kill lands anywhere: mid-validation, between the pass and quarantine
-commits, before Spark's checkpoint commit ...), then run to completion with ``availableNow``. Afterwards
+commits, before Spark's checkpoint commit ...), then run to completion with ``availableNow``. The same with
+a Kafka topic as the source. Afterwards
 every input id is in exactly one of the pass and quarantine tables, exactly once.
 """
 
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.integration
 JOB = Path(__file__).with_name("gate_crash_job.py")
 REPO = Path(__file__).resolve().parents[2]
 FILES, ROWS_PER_FILE = 24, 20
-KILLS = 3
+KILLS = 2
 # Caps that only bound a stuck run: the test waits for real progress, so its time is that of 4 job starts plus
 # ~30 micro-batches (minutes when the machine is oversubscribed, as it was when this was written).
 PROGRESS_WAIT_SECONDS = 180  # per kill: JVM start plus one committed batch
@@ -99,20 +100,44 @@ def read_ids(path: Path) -> Counter[int]:
     return Counter(read_table(str(path)).column("id").to_pylist())
 
 
+def produce_landing(bootstrap: str, topic: str, files: int) -> tuple[set[int], set[int]]:
+    """The rows of :func:`write_landing` as JSON messages of ``topic`` (two partitions, by id)."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
+    failing: set[int] = set()
+    for i in range(files * ROWS_PER_FILE):
+        amount = None if i % 7 == 0 else float(i)
+        if amount is None:
+            failing.add(i)
+        value = json.dumps({"id": i, "amount": amount, "ts": "2025-03-01T00:00:00Z"}).encode()
+        producer.produce(topic, key=str(i).encode(), value=value, partition=i % 2)
+    assert producer.flush(60) == 0
+    return set(range(files * ROWS_PER_FILE)), failing
+
+
 @pytest.mark.parametrize(
-    ("where", "files", "kills"), [("local-delta-rs", FILES, KILLS), ("cluster-spark-writer", 6, 1)]
+    ("where", "files", "kills"),
+    [("local-delta-rs", FILES, KILLS), ("local-kafka", 12, KILLS), ("cluster-spark-writer", 5, 1)],
 )
 def test_sigkill_at_random_points_then_restart_keeps_every_row_exactly_once(
     tmp_path, request, where, files, kills
 ):
-    """Locally with delta-rs and the driver router; on a standalone cluster with Spark's Delta writer and the
-    Spark router (the driver killed, its executors released by the master, a new driver on the same
-    checkpoint; fewer files there: a batch costs ~9 cluster jobs)."""
+    """Locally with delta-rs and the driver router; from a Kafka topic (Spark's offsets in the checkpoint,
+    20 messages a batch); on a standalone cluster with Spark's Delta writer and the Spark router (the driver
+    killed, its executors released by the master, a new driver on the same checkpoint; fewer files there: a
+    batch costs ~9 cluster jobs)."""
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
     landing, out, log = tmp_path / "landing", tmp_path / "out", tmp_path / "job.log"
-    everything, failing = write_landing(landing, files)
     options: tuple[str, ...] = ()
+    if where == "local-kafka":
+        bootstrap, topic = request.getfixturevalue("kafka_bootstrap"), f"crash-{seed}"
+        everything, failing = produce_landing(bootstrap, topic, files)
+        options = ("--kafka", f"{bootstrap}/{topic}")
+        landing.mkdir()
+    else:
+        everything, failing = write_landing(landing, files)
     if where == "cluster-spark-writer":
         cluster = request.getfixturevalue("cluster_url")
         options = ("--master", cluster, "--writer", "spark", "--routing", "distributed")

@@ -178,9 +178,15 @@ def _job(tmp_path: Path, bootstrap: str, topic: str, monkeypatch: pytest.MonkeyP
     return config
 
 
-def _run(config: Path, spark: Any) -> Any:
-    totals = GateJob(load_gate_config(config), session=spark).run(timeout=600)
+def _run(config: Path, spark: Any, lag: dict[str, float] | None = None) -> Any:
+    job = GateJob(load_gate_config(config), session=spark)
+    totals = job.run(timeout=600)
     assert not totals.failed, totals.error
+    if lag is not None and job.registry is not None:
+        for family in job.registry.collect():
+            for sample in family.samples:
+                if sample.name == "streaming_dq_kafka_consumer_lag_messages":
+                    lag[sample.labels["topic"]] = sample.value
     return totals
 
 
@@ -195,7 +201,9 @@ def test_the_payments_job_routes_every_message_once_and_resumes_from_its_offsets
     topic = "payments-once"
     first = produce(kafka_bootstrap, topic, 1000, seed=3)
     config = _job(tmp_path, kafka_bootstrap, topic, monkeypatch)
-    totals = _run(config, spark)
+    lag: dict[str, float] = {}
+    totals = _run(config, spark, lag)
+    assert lag == {topic: 0.0}  # drained (available-now): from the source offsets of the last progress
     tables = config.parent / "data" / "tables"
     passed = read_table(str(tables / "payments_pass"))
     quarantined = read_table(str(tables / "payments_quarantine"))

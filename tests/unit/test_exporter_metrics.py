@@ -405,6 +405,29 @@ def test_progress_sets_query_gauges_and_keeps_them_on_missing_fields(
     }
 
 
+def test_kafka_lag_per_topic_comes_from_the_source_offsets_of_the_progress(
+    registry: CollectorRegistry, metrics: GateMetrics
+) -> None:
+    metrics.record_progress(
+        {
+            "sources": [
+                {  # a Kafka source: offsets per topic and partition, as JSON text (Spark's form)
+                    "endOffset": '{"payments": {"0": 120, "1": 80}, "refunds": {"0": 5}}',
+                    "latestOffset": '{"payments": {"0": 150, "1": 80, "2": 10}, "refunds": {"0": 5}}',
+                },
+                {"endOffset": '{"logOffset": 3}', "latestOffset": '{"logOffset": 9}'},  # a file source
+            ]
+        }
+    )
+    lag = {
+        s.labels["topic"]: s.value
+        for family in registry.collect()
+        for s in family.samples
+        if s.name == "streaming_dq_kafka_consumer_lag_messages"
+    }
+    assert lag == {"payments": 40.0, "refunds": 0.0}  # 30 behind on p0, a new partition p2 with 10
+
+
 def test_outcome_of_another_gate_is_refused(metrics: GateMetrics) -> None:
     with pytest.raises(
         ValueError, match="outcome of gate 'payments' recorded on the metrics of gate 'orders'"
