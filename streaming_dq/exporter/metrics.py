@@ -296,11 +296,13 @@ def kafka_lag(progress: Mapping[str, Any]) -> dict[str, float]:
         for topic, partitions in latest.items():
             if not isinstance(partitions, dict):
                 continue
-            processed = done.get(topic) if isinstance(done.get(topic), dict) else {}
+            found = done.get(topic)
+            processed: dict[str, Any] = found if isinstance(found, dict) else {}
             behind = 0.0
             for partition, offset in partitions.items():
-                if isinstance(offset, int) and isinstance(processed.get(partition, 0), int):
-                    behind += max(0, offset - processed.get(partition, 0))
+                previous = processed.get(partition, 0)
+                if isinstance(offset, int) and isinstance(previous, int):
+                    behind += max(0, offset - previous)
             lag[topic] = lag.get(topic, 0.0) + behind
     return lag
 
