@@ -8,7 +8,7 @@ export STREAMING_DQ_JARS ?= $(CURDIR)/.jars
 BUNDLES = delta kafka avro kafka-broker
 JARS    = $(foreach b,$(BUNDLES),$(STREAMING_DQ_JARS)/$(b)/manifest.json)
 
-.PHONY: demo test install jars lint typecheck promtool prometheus-bin bench bench-quick clean
+.PHONY: demo demo-kafka test install jars lint typecheck promtool prometheus-bin bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,10 @@ prometheus-bin:
 
 demo: $(STAMP)
 	$(VENV)/bin/streaming-dq demo
+
+# The Kafka job end to end: a local Kafka broker (KRaft, JARs from Maven Central), faulty messages, the gate.
+demo-kafka: $(STAMP) $(JARS)
+	$(PY) jobs/payments_kafka/demo.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
