@@ -143,6 +143,10 @@ class JarFetchError(StreamingDQError, RuntimeError):
         self.reason = reason
 
 
+class LocalBrokerError(StreamingDQError, RuntimeError):
+    """The local Kafka broker (:mod:`streaming_dq.local_kafka`) did not start: its log's tail says why."""
+
+
 class ConfigTypeError(ConfigError, TypeError):
     """A configuration value or an API argument has the wrong type (also a ``TypeError``)."""
 

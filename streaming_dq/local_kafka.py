@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from streaming_dq.exceptions import ConfigError
+from streaming_dq.exceptions import ConfigError, LocalBrokerError
 
 __all__ = ["broker_classpath", "free_port", "local_broker"]
 
@@ -125,7 +125,7 @@ def local_broker(workdir: Path, *, partitions: int = 2, timeout: float = 120.0) 
 
     Raises:
         ConfigError: no broker JARs or no Java.
-        RuntimeError: the broker exited or did not answer in time (with the tail of its log).
+        LocalBrokerError: the broker exited or did not answer in time (with the tail of its log).
     """
     workdir.mkdir(parents=True, exist_ok=True)
     java, classpath = _java(), broker_classpath()
@@ -141,7 +141,7 @@ def local_broker(workdir: Path, *, partitions: int = 2, timeout: float = 120.0) 
             stdout=out, stderr=subprocess.STDOUT, check=False,
         )  # fmt: skip
         if formatted.returncode != 0:
-            raise RuntimeError(f"formatting the Kafka storage failed:\n{_tail(log)}")
+            raise LocalBrokerError(f"formatting the Kafka storage failed:\n{_tail(log)}")
         process = subprocess.Popen(
             [java, *heap, "-cp", classpath, "kafka.Kafka", str(config)],
             stdout=out, stderr=subprocess.STDOUT, cwd=workdir, start_new_session=True,
@@ -150,12 +150,12 @@ def local_broker(workdir: Path, *, partitions: int = 2, timeout: float = 120.0) 
         deadline = time.monotonic() + timeout
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"the Kafka broker exited with {process.returncode}:\n{_tail(log)}")
+                raise LocalBrokerError(f"the Kafka broker exited with {process.returncode}:\n{_tail(log)}")
             with socket.socket() as s:
                 if s.connect_ex(("127.0.0.1", port)) == 0:
                     break
             if time.monotonic() > deadline:
-                raise RuntimeError(
+                raise LocalBrokerError(
                     f"the Kafka broker did not answer on {port} in {timeout:.0f} s:\n{_tail(log)}"
                 )
             time.sleep(0.3)

@@ -75,6 +75,7 @@ __all__ = [
 ]
 
 FileFormat = Literal["json", "csv", "parquet", "orc", "text", "delta"]
+SourceFormat = Literal["json", "csv", "parquet", "orc", "text", "delta", "kafka"]
 FILE_FORMATS: tuple[str, ...] = ("json", "csv", "parquet", "orc", "text", "delta")
 """Source and reference formats a gate config accepts (``delta`` needs the delta-spark JARs to stream)."""
 
@@ -333,18 +334,18 @@ class PayloadSection(_Section):
     @model_validator(mode="after")
     def _decodable(self) -> PayloadSection:
         if self.format in ("json", "csv") and self.schema_ is None:
-            raise ValueError(f"a {self.format} payload needs a schema (Spark DDL)")
+            raise ConfigError(f"a {self.format} payload needs a schema (Spark DDL)")
         if self.format == "avro" and self.avro_schema_file is None:
-            raise ValueError("an avro payload needs avro-schema-file")
+            raise ConfigError("an avro payload needs avro-schema-file")
         if self.format in ("text", "avro") and self.schema_ is not None:
-            raise ValueError(f"a {self.format} payload takes no schema")
+            raise ConfigError(f"a {self.format} payload takes no schema")
         return self
 
 
 class SourceSection(_Section):
     """``source:``: the stream read with ``spark.readStream``: files, a Delta table, or Kafka topics."""
 
-    format: FileFormat | Literal["kafka"] = Field(description="Spark source format.")
+    format: SourceFormat = Field(description="Spark source format.")
     path: NonEmpty | None = Field(
         default=None,
         description="Folder (or table) to stream from; relative to the config file. Not for kafka.",
@@ -406,24 +407,24 @@ class SourceSection(_Section):
         }
         if self.format != "kafka":
             if self.path is None:
-                raise ValueError(f"a {self.format} source needs a path")
+                raise ConfigError(f"a {self.format} source needs a path")
             named = [k for k, v in kafka_only.items() if v is not None]
             if named:
-                raise ValueError(f"{', '.join(named)}: only for a kafka source")
+                raise ConfigError(f"{', '.join(named)}: only for a kafka source")
             return self
         if self.path is not None:
-            raise ValueError("a kafka source has no path: name bootstrap-servers and subscribe")
+            raise ConfigError("a kafka source has no path: name bootstrap-servers and subscribe")
         if self.schema_ is not None:
-            raise ValueError("a kafka source declares its schema in value.schema")
+            raise ConfigError("a kafka source declares its schema in value.schema")
         if self.bootstrap_servers is None:
-            raise ValueError("a kafka source needs bootstrap-servers")
+            raise ConfigError("a kafka source needs bootstrap-servers")
         chosen = [k for k in ("subscribe", "subscribe-pattern", "assign") if kafka_only[k] is not None]
         if len(chosen) != 1:
-            raise ValueError("a kafka source needs exactly one of subscribe, subscribe-pattern, assign")
+            raise ConfigError("a kafka source needs exactly one of subscribe, subscribe-pattern, assign")
         if self.value is None:
-            raise ValueError("a kafka source needs value: {format: json | csv | avro | text, ...}")
+            raise ConfigError("a kafka source needs value: {format: json | csv | avro | text, ...}")
         if self.max_files_per_trigger is not None:
-            raise ValueError("max-files-per-trigger is for file sources: use max-offsets-per-trigger")
+            raise ConfigError("max-files-per-trigger is for file sources: use max-offsets-per-trigger")
         return self
 
     def columns(self) -> dict[str, str] | None:

@@ -32,6 +32,7 @@ REQUIRED_ALERTS = {
     "StreamingDQEventTimeLagHigh",
     "StreamingDQBatchesFailing",
     "StreamingDQExporterDown",
+    "StreamingDQKafkaLagHigh",
 }
 PROMQL_KEYWORDS = {
     "by",
@@ -82,6 +83,7 @@ def exposed_registry() -> CollectorRegistry:
     metrics.record_progress(
         {"inputRowsPerSecond": 1.0, "processedRowsPerSecond": 1.0, "durationMs": {"triggerExecution": 1}}
         | {"stateOperators": []}
+        | {"sources": [{"endOffset": '{"orders": {"0": 1}}', "latestOffset": '{"orders": {"0": 3}}'}]}
     )
     return registry
 

@@ -293,7 +293,7 @@ def test_bad_trigger(tmp_path: Path) -> None:
             "format: json",
             "format: jsonl",
             "source.format",
-            "expected 'json', 'csv', 'parquet', 'orc', 'text' or",
+            "expected 'json', 'csv', 'parquet', 'orc', 'text', 'delta' or 'kafka'",
         ),
         (
             "amount DOUBLE",
