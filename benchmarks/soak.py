@@ -50,6 +50,18 @@ def slope(xs: Sequence[float], ys: Sequence[float]) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else 0.0
 
 
+def _arrow_mib() -> float:
+    import pyarrow as pa
+
+    return pa.total_allocated_bytes() / 2**20
+
+
+def _traced_mib() -> float | None:
+    import tracemalloc
+
+    return tracemalloc.get_traced_memory()[0] / 2**20 if tracemalloc.is_tracing() else None
+
+
 def files(table: Path) -> int:
     from deltalake import DeltaTable
 
@@ -64,7 +76,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--routing", choices=["driver", "distributed"], default="driver")
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--tracemalloc", action="store_true",
+        help="trace Python allocations: the biggest growths between warm-up and the end, by line",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.tracemalloc:
+        import tracemalloc
+
+        tracemalloc.start(8)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
@@ -96,7 +116,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     latencies: list[float] = []
     samples: list[dict[str, Any]] = []
     began = time.perf_counter()
+    baseline = None
     for batch_id in range(args.batches):
+        if args.tracemalloc and batch_id == args.warmup:
+            gc.collect()
+            baseline = tracemalloc.take_snapshot()
         ts = start + timedelta(minutes=2 * batch_id)
         df = spark.range(args.rows).select(
             F.when(F.col("id") % 97 == 0, F.lit(None)).otherwise(F.col("id")).alias("id"),
@@ -115,6 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "python_rss_mib": rss_mib(os.getpid()),
                 "jvm_rss_mib": rss_mib(jvm),
                 "files": {name: files(path) for name, path in tables.items()},
+                "arrow_allocated_mib": _arrow_mib(),
+                "python_traced_mib": _traced_mib(),
             }
             samples.append(sample)
             print(json.dumps(sample), flush=True)
@@ -140,6 +166,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "last_half": slopes(half),
         "samples": samples,
     }
+    if baseline is not None:
+        gc.collect()
+        growth = tracemalloc.take_snapshot().compare_to(baseline, "traceback")
+        summary["tracemalloc_top_growth"] = [
+            {"kib": round(stat.size_diff / 1024, 1), "blocks": stat.count_diff,
+             "where": [f"{f.filename}:{f.lineno}" for f in stat.traceback][-4:]}
+            for stat in growth[:15]
+        ]  # fmt: skip
     out = args.out or ROOT / "benchmarks" / "results" / f"soak-{args.routing}.json"
     out.write_text(json.dumps(summary, indent=1), encoding="utf-8")
     print(json.dumps({k: v for k, v in summary.items() if k != "samples"}, indent=1))

@@ -37,24 +37,6 @@ def report(outcome: BatchOutcome) -> None:
     )
 
 
-def kafka_source(spark: object, bootstrap: str, topic: str) -> object:
-    """The topic's JSON messages, 20 per micro-batch, decoded as a gate job decodes them."""
-    from streaming_dq.config.gate_config import SourceSection
-    from streaming_dq.sources import read_source
-
-    section = SourceSection.model_validate(
-        {
-            "format": "kafka",
-            "bootstrap-servers": bootstrap,
-            "subscribe": topic,
-            "max-offsets-per-trigger": 20,
-            "value": {"format": "json", "schema": SCHEMA},
-            "unknown-fields": "ignore",
-        }
-    )
-    return read_source(spark, section, stream=True)  # type: ignore[arg-type]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("landing")
@@ -65,7 +47,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--routing", choices=["auto", "driver", "distributed"], default="auto")
     parser.add_argument("--format", choices=["json", "parquet"], default="json")
     parser.add_argument("--conf", action="append", default=[], help="key=value")
-    parser.add_argument("--kafka", metavar="BOOTSTRAP/TOPIC", help="read JSON messages of a topic instead")
     args = parser.parse_args(argv)
     out = Path(args.out)
     cluster = (
@@ -83,16 +64,13 @@ def main(argv: list[str] | None = None) -> int:
         routing=args.routing,
         on_batch=report,
     )
-    if args.kafka:
-        source = kafka_source(spark, *args.kafka.split("/", 1))
-    else:
-        schema = with_corrupt_record_column(SCHEMA) if args.format == "json" else SCHEMA
-        source = (
-            spark.readStream.format(args.format)
-            .schema(schema)
-            .option("maxFilesPerTrigger", "1")
-            .load(args.landing)
-        )
+    schema = with_corrupt_record_column(SCHEMA) if args.format == "json" else SCHEMA
+    source = (
+        spark.readStream.format(args.format)
+        .schema(schema)
+        .option("maxFilesPerTrigger", "1")
+        .load(args.landing)
+    )
     query = gate.start(source, checkpoint_location=str(out / "checkpoint"), trigger=TRIGGERS[args.trigger])
     print(f"started query {query.id}", flush=True)
     query.awaitTermination()

@@ -4,7 +4,7 @@ The job (``gate_crash_job.py``) runs in its own process group with its own Spark
 landing file per micro-batch on a processing-time trigger. It is killed twice, each time a moment after
 it committed something new (so the kill lands anywhere: mid-validation, between the pass and quarantine
 commits, before Spark's checkpoint commit ...), then run to completion with ``availableNow``. The same with
-a Kafka topic as the source. Afterwards
+a Kafka topic as the source, run by ``streaming-dq run`` on the shipped ``jobs/payments_kafka`` config. Afterwards
 every input id is in exactly one of the pass and quarantine tables, exactly once.
 """
 
@@ -100,44 +100,25 @@ def read_ids(path: Path) -> Counter[int]:
     return Counter(read_table(str(path)).column("id").to_pylist())
 
 
-def produce_landing(bootstrap: str, topic: str, files: int) -> tuple[set[int], set[int]]:
-    """The rows of :func:`write_landing` as JSON messages of ``topic`` (two partitions, by id)."""
-    from confluent_kafka import Producer
-
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
-    failing: set[int] = set()
-    for i in range(files * ROWS_PER_FILE):
-        amount = None if i % 7 == 0 else float(i)
-        if amount is None:
-            failing.add(i)
-        value = json.dumps({"id": i, "amount": amount, "ts": "2025-03-01T00:00:00Z"}).encode()
-        producer.produce(topic, key=str(i).encode(), value=value, partition=i % 2)
-    assert producer.flush(60) == 0
-    return set(range(files * ROWS_PER_FILE)), failing
-
-
 @pytest.mark.parametrize(
     ("where", "files", "kills"),
-    [("local-delta-rs", FILES, KILLS), ("local-kafka", 12, KILLS), ("cluster-spark-writer", 5, 1)],
+    [
+        ("local-delta-rs", FILES, KILLS),
+        # on the worker that holds the session's cluster (make test runs pytest -n 2 --dist loadgroup)
+        pytest.param("cluster-spark-writer", 5, 1, marks=pytest.mark.xdist_group("cluster_url")),
+    ],
 )
 def test_sigkill_at_random_points_then_restart_keeps_every_row_exactly_once(
     tmp_path, request, where, files, kills
 ):
-    """Locally with delta-rs and the driver router; from a Kafka topic (Spark's offsets in the checkpoint,
-    20 messages a batch); on a standalone cluster with Spark's Delta writer and the Spark router (the driver
+    """Locally with delta-rs and the driver router; on a standalone cluster with Spark's Delta writer and the Spark router (the driver
     killed, its executors released by the master, a new driver on the same checkpoint; fewer files there: a
     batch costs ~9 cluster jobs)."""
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
     landing, out, log = tmp_path / "landing", tmp_path / "out", tmp_path / "job.log"
+    everything, failing = write_landing(landing, files)
     options: tuple[str, ...] = ()
-    if where == "local-kafka":
-        bootstrap, topic = request.getfixturevalue("kafka_bootstrap"), f"crash-{seed}"
-        everything, failing = produce_landing(bootstrap, topic, files)
-        options = ("--kafka", f"{bootstrap}/{topic}")
-        landing.mkdir()
-    else:
-        everything, failing = write_landing(landing, files)
     if where == "cluster-spark-writer":
         cluster = request.getfixturevalue("cluster_url")
         options = ("--master", cluster, "--writer", "spark", "--routing", "distributed")
@@ -154,3 +135,64 @@ def test_sigkill_at_random_points_then_restart_keeps_every_row_exactly_once(
     assert passed + quarantined == Counter(everything), context  # each id once, nothing lost
     assert set(quarantined) == failing, context
     assert 0 < killed_at < batches_committed(out), context  # the kills landed mid-stream
+
+
+def test_sigkill_a_kafka_job_run_by_the_cli_then_restart_keeps_every_message_exactly_once(
+    tmp_path: Path, kafka_bootstrap: str
+) -> None:
+    """``streaming-dq run jobs/payments_kafka/payments.yaml`` over 1,000 generated messages (good ones, 8
+    undecodable, some with undeclared fields), 50 per batch, SIGKILLed twice a random moment after a batch
+    committed, then run to the end: pass + quarantine hold every message once (by partition and offset), the
+    undecodable ones with their coordinates. Spark's Kafka offsets live in the checkpoint; a batch replayed
+    after a kill writes nothing twice (the tables' application transactions)."""
+    sys.path.insert(0, str(REPO / "jobs" / "payments_kafka"))
+    from generate import produce  # type: ignore[import-not-found]
+
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    topic = f"payments-crash-{seed}"
+    produced = produce(kafka_bootstrap, topic, 1000, seed=5)
+    folder = tmp_path / "payments_kafka"
+    folder.mkdir()
+    config = folder / "payments.yaml"
+    text = (REPO / "jobs" / "payments_kafka" / "payments.yaml").read_text(encoding="utf-8")
+    config.write_text(text.replace("max-offsets-per-trigger: 1000", "max-offsets-per-trigger: 50"))
+    assert "max-offsets-per-trigger: 50" in config.read_text()
+    tables, log = folder / "data" / "tables", tmp_path / "job.log"
+    env = {**os.environ, "KAFKA_BOOTSTRAP": kafka_bootstrap, "KAFKA_TOPIC": topic}
+    cli = [str(Path(sys.executable).with_name("streaming-dq")), "run", str(config)]
+
+    def committed() -> int:
+        results = tables / "payments_results" / "_delta_log"
+        return max(len(list(results.glob("*.json"))) - 1, 0) if results.is_dir() else 0
+
+    for _ in range(KILLS):
+        with log.open("ab") as sink:
+            proc = subprocess.Popen(
+                cli, stdout=sink, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
+        try:
+            before, deadline = committed(), time.monotonic() + PROGRESS_WAIT_SECONDS
+            while committed() == before and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(rng.uniform(0.0, 1.5))
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+    killed_at = committed()
+    with log.open("ab") as sink:
+        final = subprocess.run(cli, stdout=sink, stderr=subprocess.STDOUT, env=env, timeout=FINAL_RUN_SECONDS)
+    context = f"seed {seed}; job log:\n{log.read_text()[-3000:]}"
+    assert final.returncode == 0, context
+
+    passed = read_table(str(tables / "payments_pass")).to_pylist()
+    quarantined = read_table(str(tables / "payments_quarantine")).to_pylist()
+    coordinates = Counter((r["kafka_partition"], r["kafka_offset"]) for r in passed + quarantined)
+    assert sum(coordinates.values()) == produced.messages == len(coordinates), context  # each once
+    malformed = [r for r in quarantined if [e["check-id"] for e in r["_dq_errors"]] == ["malformed-record"]]
+    assert len(malformed) == produced.undecodable == 8, context
+    assert all(r["kafka_topic"] == topic and r["kafka_key"] for r in malformed), context
+    undeclared = [r for r in passed if r["_unknown_fields"] is not None]
+    assert len(undeclared) == produced.faults["undeclared-field"], context
+    assert 0 < killed_at < committed(), context  # the kills landed mid-stream

@@ -114,6 +114,18 @@ def test_csv_text_and_avro_values_decode_and_mark_what_they_cannot(spark: Any) -
     ]
 
 
+def test_keys_decode_as_declared_and_as_text_by_default(spark: Any) -> None:
+    rows = [(b'{"tenant": "t1", "shard": 3}', b"v"), (b"\xff", b"v"), (None, b"v")]
+    raw = spark.createDataFrame([(k, v, "t", 0, i, WHEN) for i, (k, v) in enumerate(rows)], RAW_SCHEMA)
+    by_default = _rows(decode_kafka(raw, _source({"format": "text"})))
+    assert [r["kafka_key"] for r in by_default] == ['{"tenant": "t1", "shard": 3}', "base64:/w==", None]
+    declared = decode_kafka(
+        raw, _source({"format": "text"}, key={"format": "json", "schema": "tenant STRING, shard INT"})
+    )
+    keys = [r["kafka_key"] for r in _rows(declared)]
+    assert (keys[0], keys[2]) == ({"tenant": "t1", "shard": 3}, None)
+
+
 def test_avro_values_decode_with_the_schema_file(spark: Any, tmp_path: Path) -> None:
     import fastavro
 
