@@ -53,7 +53,7 @@ promtool: prometheus-bin
 
 # pytest exits 5 when it collects no test: that is a failure here, not a pass.
 test: $(STAMP) $(JARS) prometheus-bin lint typecheck promtool
-	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup --durations=25 tests; rc=$$?; \
+	$(PY) -m pytest -q -p no:cacheprovider --durations=25 tests; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
 # Both routers: the driver router's grid (benchmarks.run) and the Spark router's (benchmarks.distributed).

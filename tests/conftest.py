@@ -17,20 +17,6 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("STREAMING_DQ_JARS", str(REPO / ".jars"))
 
 
-#: Servers a test session starts once (per xdist worker): the tests that use one run on one worker.
-SERVER_FIXTURES = ("cluster_url", "connect_url", "kafka_bootstrap")
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under ``pytest -n 2 --dist loadgroup`` (make test), keep the users of each server on one worker, so
-    the standalone cluster, the Connect server and the Kafka broker each start once."""
-    for item in items:
-        for name in SERVER_FIXTURES:
-            if name in getattr(item, "fixturenames", ()):
-                item.add_marker(pytest.mark.xdist_group(name))
-                break
-
-
 def delta_conf() -> dict[str, str]:
     """The conf that loads the fetched delta-spark, Kafka-reader and spark-avro JARs; a clear failure when
     `make jars` has not run."""

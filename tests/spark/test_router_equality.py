@@ -145,7 +145,7 @@ def rows_of(path: Path, drop: tuple[str, ...] = ()) -> list[Any]:
 # One example is a whole stream through two gates (~15 s here): few examples, and no shrinking (a failure is
 # reported as generated; shrinking it once took six minutes of the suite's budget).
 @settings(
-    max_examples=5,
+    max_examples=3,
     deadline=None,
     phases=(Phase.explicit, Phase.reuse, Phase.generate),
     suppress_health_check=[HealthCheck.function_scoped_fixture],
