@@ -30,7 +30,7 @@ from pathlib import Path
 
 from streaming_dq.exceptions import ConfigError, LocalBrokerError
 
-__all__ = ["broker_classpath", "free_port", "local_broker"]
+__all__ = ["broker_classpath", "free_port", "local_broker", "log_tail", "stop_group"]
 
 
 def free_port() -> int:
@@ -96,7 +96,8 @@ def _cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def stop_group(process: subprocess.Popen[bytes]) -> None:
+    """Stop a process started with ``start_new_session=True`` and its children: SIGTERM, SIGKILL after 30 s."""
     if process.poll() is not None:
         return
     os.killpg(process.pid, signal.SIGTERM)
@@ -107,7 +108,8 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.wait(30)
 
 
-def _tail(log: Path, lines: int = 25) -> str:
+def log_tail(log: Path, lines: int = 30) -> str:
+    """The last ``lines`` lines of a log file, for an error message."""
     try:
         return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
@@ -141,7 +143,7 @@ def local_broker(workdir: Path, *, partitions: int = 2, timeout: float = 120.0) 
             stdout=out, stderr=subprocess.STDOUT, check=False,
         )  # fmt: skip
         if formatted.returncode != 0:
-            raise LocalBrokerError(f"formatting the Kafka storage failed:\n{_tail(log)}")
+            raise LocalBrokerError(f"formatting the Kafka storage failed:\n{log_tail(log)}")
         process = subprocess.Popen(
             [java, *heap, "-cp", classpath, "kafka.Kafka", str(config)],
             stdout=out, stderr=subprocess.STDOUT, cwd=workdir, start_new_session=True,
@@ -150,15 +152,15 @@ def local_broker(workdir: Path, *, partitions: int = 2, timeout: float = 120.0) 
         deadline = time.monotonic() + timeout
         while True:
             if process.poll() is not None:
-                raise LocalBrokerError(f"the Kafka broker exited with {process.returncode}:\n{_tail(log)}")
+                raise LocalBrokerError(f"the Kafka broker exited with {process.returncode}:\n{log_tail(log)}")
             with socket.socket() as s:
                 if s.connect_ex(("127.0.0.1", port)) == 0:
                     break
             if time.monotonic() > deadline:
                 raise LocalBrokerError(
-                    f"the Kafka broker did not answer on {port} in {timeout:.0f} s:\n{_tail(log)}"
+                    f"the Kafka broker did not answer on {port} in {timeout:.0f} s:\n{log_tail(log)}"
                 )
             time.sleep(0.3)
         yield f"127.0.0.1:{port}"
     finally:
-        _stop(process)
+        stop_group(process)

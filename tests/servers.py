@@ -11,7 +11,6 @@ Both are context managers; tests/conftest.py holds one of each per test session,
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -22,32 +21,23 @@ from pathlib import Path
 
 import pyspark
 
+from streaming_dq.local_kafka import free_port, log_tail, stop_group
+
 SPARK_HOME = Path(pyspark.__file__).parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path, timeout: float = 180) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"exited with {process.returncode} before listening on {port}:\n{_tail(log)}")
+            raise RuntimeError(
+                f"exited with {process.returncode} before listening on {port}:\n{log_tail(log)}"
+            )
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0:
                 return
         time.sleep(0.5)
-    raise TimeoutError(f"nothing listens on {port} after {timeout} s:\n{_tail(log)}")
-
-
-def _tail(log: Path, lines: int = 30) -> str:
-    try:
-        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
+    raise TimeoutError(f"nothing listens on {port} after {timeout} s:\n{log_tail(log)}")
 
 
 def spark_env() -> dict[str, str]:
@@ -59,16 +49,6 @@ def spark_env() -> dict[str, str]:
         "PYSPARK_DRIVER_PYTHON": sys.executable,
         "SPARK_LOCAL_IP": "127.0.0.1",
     }
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(30)
 
 
 @contextmanager
@@ -99,7 +79,7 @@ def connect_server(workdir: Path, delta_conf: dict[str, str]) -> Iterator[str]:
         wait_for_port(port, process, log)
         yield f"sc://127.0.0.1:{port}"
     finally:
-        _stop(process)
+        stop_group(process)
 
 
 @contextmanager
@@ -133,15 +113,15 @@ def standalone_cluster(workdir: Path, *, cores: int = 2, memory: str = "3g") -> 
         yield url
     finally:
         for process in reversed(started):
-            _stop(process)
+            stop_group(process)
 
 
 def _wait_for_worker(log: Path, worker: subprocess.Popen[bytes], timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if worker.poll() is not None:
-            raise RuntimeError(f"the worker exited with {worker.returncode}:\n{_tail(log)}")
+            raise RuntimeError(f"the worker exited with {worker.returncode}:\n{log_tail(log)}")
         if "Successfully registered with master" in log.read_text(errors="replace"):
             return
         time.sleep(0.5)
-    raise TimeoutError(f"the worker did not register with the master:\n{_tail(log)}")
+    raise TimeoutError(f"the worker did not register with the master:\n{log_tail(log)}")
