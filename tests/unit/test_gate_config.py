@@ -103,6 +103,36 @@ def test_sensors_job_config_loads() -> None:
     }
 
 
+KAFKA = """\
+gate: {name: payments, event-time: EVENT_TIME}
+source:
+  format: kafka
+  bootstrap-servers: 127.0.0.1:9092
+  subscribe: payments
+  value: {format: json, schema: "payment_id STRING, amount DOUBLE"}
+  key: {format: avro, avro-schema-file: schemas/key.avsc}
+checkpoint: state
+targets: {pass: tables/pass, quarantine: tables/quarantine}
+checks:
+  - {check: null-check, check-id: id-present, columns: [payment_id]}
+  - {check: numeric-max-check, check-id: partitions-known, columns: [kafka_partition], max-value: 11}
+"""
+
+
+def test_a_kafka_source_offers_the_message_coordinates_to_checks_and_event_time(tmp_path: Path) -> None:
+    config = load_gate_config(write(tmp_path, KAFKA.replace("EVENT_TIME", "kafka_timestamp")))
+    assert config.source.columns() is not None and config.source.columns()["kafka_timestamp"] == "timestamp"
+    assert config.source.key is not None and config.source.key.avro_schema_file == str(
+        tmp_path / "schemas" / "key.avsc"
+    )  # resolved against the config folder, like every path
+    assert config.source.path is None
+    error = only_problem(write(tmp_path, KAFKA.replace("EVENT_TIME", "kafka_offset"), "offset.yaml"))
+    assert (error.field_path, error.reason) == (
+        "gate.event-time",
+        "column 'kafka_offset' is bigint, not a timestamp",
+    )
+
+
 def test_defaults_of_a_minimal_config(tmp_path: Path) -> None:
     config = load_gate_config(write(tmp_path, MINIMAL))
     assert config.on_aggregate_failure == "quarantine-batch"
