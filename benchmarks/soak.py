@@ -77,6 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--routing", choices=["driver", "distributed"], default="driver")
     parser.add_argument("--out", type=Path)
     parser.add_argument(
+        "--malloc-trim", action="store_true",
+        help="at each sample, also the RSS after glibc's malloc_trim(0): memory the allocator only kept",
+    )  # fmt: skip
+    parser.add_argument(
         "--tracemalloc", action="store_true",
         help="trace Python allocations: the biggest growths between warm-up and the end, by line",
     )  # fmt: skip
@@ -142,6 +146,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "arrow_allocated_mib": _arrow_mib(),
                 "python_traced_mib": _traced_mib(),
             }
+            if args.malloc_trim:
+                import ctypes
+
+                ctypes.CDLL("libc.so.6").malloc_trim(0)
+                sample["python_rss_after_trim_mib"] = rss_mib(os.getpid())
             samples.append(sample)
             print(json.dumps(sample), flush=True)
     after = [s for s in samples if s["batch"] >= args.warmup]
