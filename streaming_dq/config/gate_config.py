@@ -32,6 +32,7 @@ from datetime import timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -80,6 +81,15 @@ FILE_FORMATS: tuple[str, ...] = ("json", "csv", "parquet", "orc", "text", "delta
 """Source and reference formats a gate config accepts (``delta`` needs the delta-spark JARs to stream)."""
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+def _checked_ddl(value: str) -> str:
+    ddl_column_names(value)  # raises the ConfigError naming the bad item
+    return value
+
+
+#: A Spark DDL schema (``"id STRING, ts TIMESTAMP"``), checked item by item when the config is read.
+DdlSchema = Annotated[NonEmpty, AfterValidator(_checked_ddl)]
 
 
 def _option_value(value: object) -> str:
@@ -314,7 +324,7 @@ class PayloadSection(_Section):
     format: Literal["json", "csv", "avro", "text"] = Field(
         description="json / csv: with a schema; avro: with avro-schema-file (Spark's from_avro); text: UTF-8."
     )
-    schema_: NonEmpty | None = Field(
+    schema_: DdlSchema | None = Field(
         default=None, alias="schema", description="Spark DDL schema of a json or csv payload."
     )
     avro_schema_file: NonEmpty | None = Field(
@@ -323,13 +333,6 @@ class PayloadSection(_Section):
     options: dict[str, OptionValue] = Field(
         default_factory=dict, description="Options of from_json / from_csv / from_avro."
     )
-
-    @field_validator("schema_")
-    @classmethod
-    def _valid_ddl(cls, value: str | None) -> str | None:
-        if value is not None:
-            ddl_column_names(value)
-        return value
 
     @model_validator(mode="after")
     def _decodable(self) -> PayloadSection:
@@ -365,7 +368,7 @@ class SourceSection(_Section):
     key: PayloadSection | None = Field(
         default=None, description="kafka: how keys are decoded (default: text, into kafka_key)."
     )
-    schema_: NonEmpty | None = Field(
+    schema_: DdlSchema | None = Field(
         default=None,
         alias="schema",
         description="Spark DDL schema, e.g. 'id STRING, ts TIMESTAMP'. Required for json and csv sources.",
@@ -386,13 +389,6 @@ class SourceSection(_Section):
         default="_unknown_fields", description="Column that keeps undeclared JSON keys and their values."
     )
     trigger: TriggerField = Field(default_factory=Trigger)
-
-    @field_validator("schema_")
-    @classmethod
-    def _valid_ddl(cls, value: str | None) -> str | None:
-        if value is not None:
-            ddl_column_names(value)
-        return value
 
     @model_validator(mode="after")
     def _complete(self) -> SourceSection:
@@ -472,18 +468,11 @@ class ReferenceDatasetConfig(_Section):
 
     format: FileFormat
     path: NonEmpty
-    schema_: NonEmpty | None = Field(default=None, alias="schema", description="Spark DDL schema.")
+    schema_: DdlSchema | None = Field(default=None, alias="schema", description="Spark DDL schema.")
     options: dict[str, OptionValue] = Field(default_factory=dict)
     refresh_seconds: float = Field(
         default=0.0, ge=0, description="Re-read after this many seconds; 0 re-reads it every batch."
     )
-
-    @field_validator("schema_")
-    @classmethod
-    def _valid_ddl(cls, value: str | None) -> str | None:
-        if value is not None:
-            ddl_column_names(value)
-        return value
 
 
 class PrometheusSection(_Section):
