@@ -160,6 +160,13 @@ def decode_kafka(raw: DataFrame, source: SourceSection) -> DataFrame:
     valid = binary.isNotNull() & F.is_valid_utf8(text)
     carried = [*_coordinates(source), raw_text(binary).alias("_dq_raw_value"), valid.alias("_dq_valid")]
     not_decodable = F.when(~F.col("_dq_valid"), F.col("_dq_raw_value"))
+
+    def unparsed(corrupt: Column) -> Column:
+        """Why a json / csv value is malformed: not decodable, unparsable (the parser's corrupt-record text),
+        or blank (the parsers leave the corrupt column NULL for an empty value); NULL when it parsed."""
+        blank = F.trim(F.col("_dq_raw_value")) == ""
+        return not_decodable.when(corrupt.isNotNull(), corrupt).when(blank, F.col("_dq_raw_value"))
+
     if value.format == "json":
         from streaming_dq.sources import _json_records
 
@@ -167,11 +174,7 @@ def decode_kafka(raw: DataFrame, source: SourceSection) -> DataFrame:
         unknown = source.unknown_fields_column if detects_unknown_fields(source) else None
         lines = raw.select(text.alias("value"), *carried)
         decoded = _json_records(lines, schema, options, malformed, unknown)
-        reason = (  # from_json leaves the corrupt column NULL for an empty value: malformed too
-            not_decodable.when(F.col(f"`{malformed}`").isNotNull(), F.col(f"`{malformed}`")).when(
-                F.trim(F.col("_dq_raw_value")) == "", F.col("_dq_raw_value")
-            )
-        )
+        reason = unparsed(F.col(f"`{malformed}`"))
         declared = [F.col(f"`{n}`") for n in schema.fieldNames() if n != malformed]
         return decoded.select(
             *declared,
@@ -186,9 +189,7 @@ def decode_kafka(raw: DataFrame, source: SourceSection) -> DataFrame:
             ddl += f", `{malformed}` STRING"
         csv_options = {**options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": malformed}
         parsed = raw.select(F.from_csv(text, ddl, csv_options).alias("_dq_row"), *carried)
-        reason = not_decodable.when(
-            F.col(f"_dq_row.`{malformed}`").isNotNull(), F.col(f"_dq_row.`{malformed}`")
-        ).when(F.trim(F.col("_dq_raw_value")) == "", F.col("_dq_raw_value"))
+        reason = unparsed(F.col(f"_dq_row.`{malformed}`"))
         return parsed.select(
             *[F.col(f"_dq_row.`{n}`").alias(n) for n in declared_names if n != malformed],
             *[F.col(c) for c in KAFKA_COLUMNS],
