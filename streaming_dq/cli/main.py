@@ -391,6 +391,56 @@ def metrics(
     print_lines(view, as_json=as_json, console=console)
 
 
+# --- maintain -----------------------------------------------------------------------------------------------
+
+
+@app.command()
+def maintain(
+    config: ConfigArg,
+    compact: Annotated[
+        bool | None, typer.Option("--compact/--no-compact", help="Rewrite small files (default: yes).")
+    ] = None,
+    checkpoint: Annotated[
+        bool | None, typer.Option("--checkpoint/--no-checkpoint", help="Write a Delta log checkpoint.")
+    ] = None,
+    vacuum: Annotated[
+        str | None,
+        typer.Option(
+            "--vacuum",
+            help="Delete files unreferenced for longer than this, e.g. '7 days'.",
+            metavar="RETENTION",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="With --vacuum: only list what it would delete.")
+    ] = False,
+    roll_up_after: Annotated[
+        str | None,
+        typer.Option(
+            "--roll-up-after", help="Fold metrics rows older than this, e.g. '7 days'.", metavar="AGE"
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Compact, checkpoint, vacuum and roll up a gate's tables now; one line per table.
+
+    Uses the config's `maintenance:` section (compaction and checkpoints by default), with these options on
+    top. A vacuum shorter than a table's delta.deletedFileRetentionDuration (7 days by default) is refused.
+    Exit 0, 1 when a table's maintenance failed, 2 on a config error.
+    """
+    from streaming_dq.cli.maintaining import run_maintain
+
+    console = _console() if sys.stdout.isatty() else Console(highlight=False, width=400)
+    try:
+        code = run_maintain(
+            config, console, as_json=as_json, compact=compact, checkpoint=checkpoint, vacuum=vacuum,
+            dry_run=dry_run, roll_up_after=roll_up_after,
+        )  # fmt: skip
+    except ConfigError as exc:
+        raise _fail_config(_problems(exc), as_json=as_json) from None
+    raise typer.Exit(code)
+
+
 # --- demo ---------------------------------------------------------------------------------------------------
 
 

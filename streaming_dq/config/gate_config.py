@@ -51,6 +51,7 @@ from streaming_dq.core.base_config import kebab
 from streaming_dq.core.scope import parse_duration
 from streaming_dq.core.severity import Severity, normalize_severity
 from streaming_dq.exceptions import ConfigError
+from streaming_dq.maintenance import MaintenancePolicy
 from streaming_dq.profiles.config import ProfileList
 from streaming_dq.profiles.event_time import time_zone
 from streaming_dq.profiles.profiles import Profile
@@ -463,6 +464,93 @@ class TargetsSection(_Section):
         return named
 
 
+_BATCHES = re.compile(r"^\s*(\d+)\s*batch(es)?\s*$", re.I)
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(b|kib|kb|mib|mb|gib|gb)?\s*$", re.I)
+_SIZE_UNIT = {"b": 1, "kib": 1024, "kb": 1000, "mib": 1024**2, "mb": 1000**2, "gib": 1024**3, "gb": 1000**3}
+
+
+def _every(value: object) -> str:
+    text = str(value).strip()
+    if not _BATCHES.match(text):
+        try:
+            parse_duration(text)
+        except ConfigError:
+            raise ConfigError(f"expected e.g. '500 batches' or '1 hour', got {text!r}") from None
+    return text
+
+
+def _size(value: object) -> int:
+    m = _SIZE.match(str(value))
+    if isinstance(value, bool) or not m:
+        raise ConfigError(f"expected a size such as '128 MiB' or a number of bytes, got {value!r}")
+    return int(float(m.group(1)) * _SIZE_UNIT[(m.group(2) or "b").lower()])
+
+
+class VacuumSection(_Section):
+    """``maintenance.vacuum:``: deleting files no recent version references (off unless given)."""
+
+    retention: NonEmpty = Field(
+        description="Keep files unreferenced for less than this, e.g. '7 days'; never shorter than the table's "
+        "delta.deletedFileRetentionDuration (7 days by default)."
+    )
+    dry_run: bool = Field(default=False, description="Only list what would be deleted.")
+
+    @field_validator("retention")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        parse_duration(value)
+        return value
+
+
+class MaintenanceSection(_Section):
+    """``maintenance:``: what the gate does to its tables between batches (compaction, checkpoints, vacuum,
+    metrics roll-up), and how often; ``streaming-dq maintain`` does the same by hand."""
+
+    every: Annotated[str, BeforeValidator(_every)] | None = Field(
+        default=None,
+        description="Run after this many committed batches ('500 batches') or this much time ('1 hour'); "
+        "without it the gate never runs maintenance itself.",
+    )
+    compact: bool = Field(default=True, description="Rewrite small files into files of target-file-size.")
+    target_file_size: Annotated[int, BeforeValidator(_size)] | None = Field(
+        default=None, description="e.g. '128 MiB'; default: the writer's (100 MiB delta-rs, 1 GiB Spark)."
+    )
+    z_order_by: list[NonEmpty] = Field(
+        default_factory=list, description="Z-order the pass and quarantine tables by these columns."
+    )
+    checkpoint: bool = Field(default=True, description="Write a Delta log checkpoint after compacting.")
+    vacuum: VacuumSection | None = None
+    roll_up_after: NonEmpty | None = Field(
+        default=None,
+        description="Fold metrics-table rows older than this ('7 days') into one row per key (exact).",
+    )
+
+    @field_validator("roll_up_after")
+    @classmethod
+    def _roll_up(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_duration(value)
+        return value
+
+    def policy(self) -> MaintenancePolicy:
+        """The :class:`~streaming_dq.maintenance.MaintenancePolicy` this section describes."""
+        every_batches, every = None, None
+        if self.every is not None:
+            m = _BATCHES.match(self.every)
+            every_batches, every = (int(m.group(1)), None) if m else (None, parse_duration(self.every))
+        return MaintenancePolicy(
+            every_batches=every_batches,
+            every=every,
+            compact=self.compact,
+            target_file_size=self.target_file_size,
+            z_order=tuple(self.z_order_by),
+            checkpoint=self.checkpoint,
+            vacuum_retention=parse_duration(self.vacuum.retention) if self.vacuum else None,
+            vacuum_dry_run=self.vacuum.dry_run if self.vacuum else False,
+            roll_up_after=parse_duration(self.roll_up_after) if self.roll_up_after else None,
+        )
+
+
 class ReferenceDatasetConfig(_Section):
     """One entry of ``reference-datasets:``: a table or file integrity checks compare against."""
 
@@ -554,6 +642,7 @@ class GateConfig(_Section):
     reference_datasets: dict[str, ReferenceDatasetConfig] = Field(default_factory=dict)
     profiles: ProfileList = Field(default_factory=list)
     metrics: MetricsSection = Field(default_factory=MetricsSection)
+    maintenance: MaintenanceSection | None = None
     spark: SparkSection = Field(default_factory=SparkSection)
     checks: list[dict[str, Any]] = Field(
         min_length=1, description="Check definitions: {check: <name>, check-id: ..., <parameters>}."

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from streaming_dq.maintenance import MaintenanceReport
 
 CheckKind = Literal["row", "aggregate", "window"]
 CheckStatus = Literal["passed", "failed", "skipped", "provisional"]
@@ -68,7 +71,8 @@ class BatchOutcome:
     """Everything the gate did with one micro-batch.
 
     ``status == "skipped_replay"`` means every target had already committed this batch id for this app id:
-    nothing was written and nothing must be counted again.
+    nothing was written and nothing must be counted again. ``maintenance`` is the maintenance run the gate
+    made after the batch's commits, when one was due.
     """
 
     gate: str
@@ -88,3 +92,4 @@ class BatchOutcome:
     active_profiles: tuple[str, ...] = ()
     checks: tuple[CheckOutcome, ...] = field(default_factory=tuple)
     windows: tuple[WindowOutcome, ...] = field(default_factory=tuple)
+    maintenance: MaintenanceReport | None = None

@@ -62,6 +62,10 @@ class GateInstruments:
     state_rows: Gauge
     state_memory: Gauge
     kafka_lag: Gauge
+    table_files: Gauge
+    maintenance_timestamp: Gauge
+    maintenance_duration: Gauge
+    maintenance_failures: Counter
 
     def all(self) -> tuple[MetricWrapperBase, ...]:
         """Return every instrument, in declaration order."""
@@ -153,6 +157,24 @@ def build_instruments() -> GateInstruments:
             "streaming_dq_kafka_consumer_lag_messages",
             "Messages of a Kafka topic not yet processed: latest offsets minus the last batch's (last progress).",
             "topic",
+        ),
+        table_files=_gauge(
+            "streaming_dq_table_files",
+            "Data files in one of the gate's tables after its last maintenance run (pass, quarantine, results, "
+            "metrics).",
+            "table",
+        ),
+        maintenance_timestamp=_gauge(
+            "streaming_dq_last_maintenance_timestamp_seconds",
+            "Unix time of the gate's last maintenance run (compaction, checkpoint, vacuum, roll-up).",
+        ),
+        maintenance_duration=_gauge(
+            "streaming_dq_last_maintenance_duration_seconds", "How long the gate's last maintenance run took."
+        ),
+        maintenance_failures=_counter(
+            "streaming_dq_maintenance_failures_total",
+            "Maintenance runs that failed on a table (logged with the reason; the next run retries).",
+            "table",
         ),
     )
 

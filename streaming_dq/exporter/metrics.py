@@ -15,13 +15,16 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from prometheus_client import CollectorRegistry
 
 from streaming_dq.core.outcome import BatchOutcome, CheckKind, CheckOutcome, WindowOutcome
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.exporter.collector import InstrumentCollector, build_instruments
+
+if TYPE_CHECKING:
+    from streaming_dq.maintenance import MaintenanceReport
 
 ROW_OUTCOMES = ("passed", "quarantined", "warned")
 BATCH_RESULTS = ("committed", "skipped_replay", "failed")
@@ -126,6 +129,19 @@ class GateMetrics:
         self._record_windows(outcome.windows)
         self._set_profiles(outcome.active_profiles, active=outcome.active_profiles)
         self._record_commit(outcome)
+        if outcome.maintenance is not None:
+            self.record_maintenance(outcome.maintenance)
+
+    def record_maintenance(self, report: MaintenanceReport) -> None:
+        """Export a maintenance run: files per table, when it ran, how long it took, failed tables."""
+        i, gate = self._i, self.gate
+        for table in report.tables:
+            if table.error is not None:
+                i.maintenance_failures.labels(gate, table.role).inc()
+            else:
+                i.table_files.labels(gate, table.role).set(table.files_after)
+        i.maintenance_timestamp.labels(gate).set(report.started_at.timestamp())
+        i.maintenance_duration.labels(gate).set(report.seconds)
 
     def record_failure(self, batch_id: int, error: BaseException) -> None:
         """Count a micro-batch that raised before it committed (Spark will replay it).

@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from streaming_dq.exceptions import ConfigError
 from streaming_dq.metrics.accumulator import ROWS_STATE, WindowUpdate, merge_states
+from streaming_dq.metrics.rollup import ROLLUP_SCOPE, roll_up_records
 from streaming_dq.metrics.states import state_from_record
 from streaming_dq.metrics.windows import UTC_MICROS
 
@@ -72,6 +74,8 @@ METRICS_SCHEMA = pa.schema(
 """The metrics table's schema: every column nullable."""
 
 _STATE_SCOPES = ("window", "late", "no-event-time")
+#: Scopes whose states add up to a check's lifetime.
+_LIFETIME_SCOPES = ("batch", ROLLUP_SCOPE, *_STATE_SCOPES)
 
 
 def _state_row(state: Any) -> dict[str, Any]:
@@ -236,6 +240,35 @@ class MetricsStore:
         """One gate's rows as dicts, in commit order (for ``WindowAccumulator.restore``)."""
         return sorted(self.read_table(gate).to_pylist(), key=_commit_order)
 
+    def roll_up(self, gate: str, *, before: datetime) -> tuple[int, int]:
+        """Replace the gate's rows written before ``before`` by their fold, in ONE commit (exact: see
+        :mod:`~streaming_dq.metrics.rollup`); returns the number of rows before and after.
+
+        Lifetimes, window states, final verdicts and what a restart rebuilds are the same afterwards; the
+        per-batch rows older than ``before`` are gone (``batches()`` lists only younger ones). Run it between
+        batches: the gate does (``maintenance.roll-up``), as does ``streaming-dq maintain``.
+
+        Example:
+            >>> store.roll_up("orders", before=datetime.now(UTC) - timedelta(days=7))  # doctest: +SKIP
+            (120960, 212)
+        """
+        from streaming_dq.tables.reading import sql_literal
+
+        if before.tzinfo is None:
+            raise ConfigError("roll_up: 'before' must be timezone-aware", field_path="before")
+        stamp = before.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        predicate = f"gate = {sql_literal(gate)} AND written_at < '{stamp}'"
+        if self.writer.table_schema(self.target) is None:
+            return 0, 0
+        old = self.writer.read(self.target, predicate=predicate)
+        if old.num_rows == 0:
+            return 0, 0
+        rolled = roll_up_records(old.to_pylist())
+        if len(rolled) >= old.num_rows:  # nothing to fold: no commit
+            return old.num_rows, old.num_rows
+        self.writer.replace_rows(self.target, pa.Table.from_pylist(rolled, schema=METRICS_SCHEMA), predicate)
+        return old.num_rows, len(rolled)
+
     def lifetime(self, gate: str, *, check: str | None = None) -> dict[str, dict[str, Any]]:
         """Per check, its states merged over the stream's life (all batches, windows, override groups).
 
@@ -245,7 +278,7 @@ class MetricsStore:
         """
         out: dict[str, dict[str, Any]] = {}
         for rec in self.read(gate):
-            if rec["scope"] not in ("batch", *_STATE_SCOPES) or (check and rec["check_id"] != check):
+            if rec["scope"] not in _LIFETIME_SCOPES or (check and rec["check_id"] != check):
                 continue
             state = state_from_record(rec["kind"], rec)
             out[rec["check_id"]] = merge_states(out.get(rec["check_id"], {}), {rec["state_name"]: state})

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
@@ -35,6 +36,14 @@ from streaming_dq.exceptions import (
     ConfigError,
     GateFailedError,
     TargetWriteError,
+)
+from streaming_dq.maintenance import (
+    Maintainer,
+    MaintenancePolicy,
+    MaintenanceReport,
+    check_retention,
+    maintain,
+    z_order_columns,
 )
 from streaming_dq.metrics.accumulator import WindowUpdate
 from streaming_dq.profiles import Profile
@@ -71,10 +80,12 @@ from streaming_dq.tables.spark import has_delta_extension
 from streaming_dq.tables.targets import writing
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
     from streaming_dq.config.check_set import CheckSet
+    from streaming_dq.metrics.store import MetricsStore
 
 logger = logging.getLogger("streaming_dq.gate")
 
@@ -122,6 +133,8 @@ class QualityGate:
         metrics: Gets ``record_batch(outcome)`` after the commits and ``record_failure`` when a batch fails.
         checkpoint_location: The stream's checkpoint, when the gate is attached with ``foreachBatch`` by hand
             under Spark Connect (:meth:`start` sets it): the query id, and so the app id, is read from it.
+        maintenance: Compaction, log checkpoints, vacuum and the metrics roll-up, run between batches when
+            due (:class:`~streaming_dq.maintenance.MaintenancePolicy`); None: never by the gate.
 
     Raises:
         ConfigError: An option has an unknown value.
@@ -165,6 +178,7 @@ class QualityGate:
         allowed_lateness: timedelta = timedelta(0),
         late_data: LateDataPolicy = "count",
         checkpoint_location: str | None = None,
+        maintenance: MaintenancePolicy | None = None,
     ) -> None:
         if not name or not isinstance(name, str):
             raise ConfigError("the gate needs a non-empty name", field_path="gate.name")
@@ -223,6 +237,10 @@ class QualityGate:
                 storage_options=dict(target.storage_options) or None,
             )
             self.metrics_target = target
+        self.maintenance = maintenance
+        self._maintainer = (
+            Maintainer(maintenance) if maintenance is not None and maintenance.scheduled else None
+        )
 
     # -- public ------------------------------------------------------------------------------------------
 
@@ -246,7 +264,36 @@ class QualityGate:
             if self.metrics is not None:
                 self.metrics.record_failure(batch_id, exc)
             raise
+        if self._maintainer is not None and outcome.status == "committed" and self._maintainer.committed():
+            report = self._maintainer.run(
+                self.writer_for(batch_df.sparkSession), self.tables(), metrics=self._metrics_store(),
+                batch_id=batch_id,
+            )  # fmt: skip
+            outcome = replace(outcome, maintenance=report)
         self._publish(outcome)
+
+    def tables(self) -> dict[str, DeltaTarget]:
+        """Every table the gate writes, by role (``pass``, ``quarantine``, ``results``, ``metrics``)."""
+        tables: dict[str, DeltaTarget] = {str(role): target for role, target in self.targets.items()}
+        if self.metrics_target is not None:
+            tables["metrics"] = self.metrics_target
+        return tables
+
+    def maintain(self, spark: SparkSession, policy: MaintenancePolicy | None = None) -> MaintenanceReport:
+        """Run maintenance on every table now (``streaming-dq maintain``), under ``policy`` or the gate's own.
+
+        Raises:
+            ConfigError: No policy, or a vacuum retention below a table's safe minimum.
+        """
+        policy = policy or self.maintenance
+        if policy is None:
+            raise ConfigError("no maintenance policy given", field_path="maintenance")
+        writer = self.writer_for(spark)
+        targets = {r: t for r, t in self.tables().items() if writer.table_schema(t) is not None}
+        return maintain(writer, targets, policy, metrics=self._metrics_store())
+
+    def _metrics_store(self) -> tuple[MetricsStore, str] | None:
+        return None if self.tracker is None else (self.tracker.store, self.name)
 
     def start(
         self,
@@ -336,7 +383,17 @@ class QualityGate:
         if self.tracker is not None and self.metrics_target is not None:
             with writing(self.metrics_target, batch_id):
                 self.tracker.ensure_table()
+        if self.maintenance is not None:
+            self._check_maintenance(writer, pass_schema)
         self._tables_ready = True
+
+    def _check_maintenance(self, writer: TableWriter, pass_schema: pa.Schema) -> None:
+        """Refuse, before any batch, a vacuum retention below a table's safe minimum or unknown Z-order columns."""
+        assert self.maintenance is not None
+        z_order_columns(self.maintenance.z_order, pass_schema.names)
+        if self.maintenance.vacuum_retention is not None:
+            for target in self.tables().values():
+                check_retention(writer, target, self.maintenance.vacuum_retention)
 
     def app_id(self, spark: SparkSession) -> str:
         """``"<gate>:<streaming query id>"``, or the gate name alone outside a streaming query.

@@ -8,11 +8,14 @@ calls it on the driver.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import timedelta
+
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 
-from streaming_dq.tables.targets import AppTransaction, DeltaTarget, TableWriter
+from streaming_dq.tables.targets import AppTransaction, Compaction, DeltaTarget, TableWriter
 
 
 class DeltaRsWriter(TableWriter):
@@ -70,4 +73,44 @@ class DeltaRsWriter(TableWriter):
                     "streaming_dq.batch_id": str(txn.version),
                 },
             ),
+        )
+
+    # -- maintenance -------------------------------------------------------------------------------------
+
+    def _require(self, target: DeltaTarget) -> DeltaTable:
+        table = self._open(target)
+        if table is None:
+            raise TableNotFoundError(f"no Delta table at {target.uri}")
+        return table
+
+    def file_count(self, target: DeltaTarget) -> int:
+        table = self._open(target)
+        return 0 if table is None else len(table.file_uris())
+
+    def compact(
+        self, target: DeltaTarget, *, target_size: int | None = None, z_order: Sequence[str] = ()
+    ) -> Compaction:
+        table = self._require(target)
+        if z_order:
+            done = table.optimize.z_order(list(z_order), target_size=target_size)
+        else:
+            done = table.optimize.compact(target_size=target_size)
+        return Compaction(int(done.get("numFilesRemoved", 0)), int(done.get("numFilesAdded", 0)))
+
+    def checkpoint(self, target: DeltaTarget) -> bool:
+        table = self._require(target)
+        table.create_checkpoint()
+        table.cleanup_metadata()  # log files older than delta.logRetentionDuration (30 days by default)
+        return True
+
+    def vacuum(self, target: DeltaTarget, retention: timedelta, *, dry_run: bool) -> list[str]:
+        # full: every unreferenced file older than the retention, as Spark's VACUUM does (also the orphans of a
+        # write killed before its commit); the "lite" mode reads only the tombstones the log still carries, and
+        # a checkpoint drops those older than delta.deletedFileRetentionDuration.
+        hours = int(retention.total_seconds() // 3600)
+        return list(self._require(target).vacuum(retention_hours=hours, dry_run=dry_run, full=True))
+
+    def replace_rows(self, target: DeltaTarget, data: pa.Table, predicate: str) -> None:
+        write_deltalake(
+            target.uri, data, mode="overwrite", predicate=predicate, storage_options=self._options(target)
         )

@@ -11,12 +11,14 @@ protocols the gate creates. The rows themselves are written by the executors thr
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from streaming_dq.tables.deltars import DeltaRsWriter
-from streaming_dq.tables.targets import AppTransaction, DeltaTarget, TableWriter
+from streaming_dq.tables.targets import AppTransaction, Compaction, DeltaTarget, TableWriter
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -93,5 +95,56 @@ class SparkDeltaWriter(TableWriter):
             .option("txnAppId", txn.app_id)
             .option("txnVersion", str(txn.version))
             .option("mergeSchema", "true" if merge_schema else "false")
+            .save(target.uri)
+        )
+
+    # -- maintenance: Delta's own SQL commands, so they run on the executors (and under Spark Connect) ----
+
+    def file_count(self, target: DeltaTarget) -> int:
+        return self._log_reader.file_count(target)
+
+    def _table(self, target: DeltaTarget) -> str:
+        return "delta.`" + target.uri.replace("`", "``") + "`"
+
+    def compact(
+        self, target: DeltaTarget, *, target_size: int | None = None, z_order: Sequence[str] = ()
+    ) -> Compaction:
+        sql = f"OPTIMIZE {self._table(target)}"
+        if z_order:
+            sql += " ZORDER BY (" + ", ".join(f"`{c}`" for c in z_order) + ")"
+        key = "spark.databricks.delta.optimize.maxFileSize"
+        before = self.spark.conf.get(key, None)
+        if target_size is not None:
+            self.spark.conf.set(key, str(target_size))
+        try:
+            row = self.spark.sql(sql).collect()[0]
+        finally:
+            if target_size is not None:
+                if before is None:
+                    self.spark.conf.unset(key)
+                else:
+                    self.spark.conf.set(key, before)
+        metrics = row["metrics"]
+        return Compaction(int(metrics["numFilesRemoved"]), int(metrics["numFilesAdded"]))
+
+    def checkpoint(self, target: DeltaTarget) -> bool:
+        """Spark's Delta writer checkpoints the log itself every ``delta.checkpointInterval`` commits (10)."""
+        return False
+
+    def vacuum(self, target: DeltaTarget, retention: timedelta, *, dry_run: bool) -> list[str]:
+        hours = int(retention.total_seconds() // 3600)
+        listed = self.spark.sql(f"VACUUM {self._table(target)} RETAIN {hours} HOURS DRY RUN").collect()
+        files = [str(r[0]) for r in listed]
+        if not dry_run and files:
+            self.spark.sql(f"VACUUM {self._table(target)} RETAIN {hours} HOURS").collect()
+        return files
+
+    def replace_rows(self, target: DeltaTarget, data: pa.Table, predicate: str) -> None:
+        (
+            self._frame(data)
+            .write.format("delta")
+            .mode("overwrite")
+            .options(**target.storage_options)
+            .option("replaceWhere", predicate)
             .save(target.uri)
         )

@@ -11,15 +11,17 @@ table is replayed as "skip pass, write quarantine".
 from __future__ import annotations
 
 import os
+import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import ClassVar
 
 import pyarrow as pa
 
-from streaming_dq.exceptions import TargetWriteError
+from streaming_dq.exceptions import ConfigError, TargetWriteError
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,35 @@ class DeltaTarget:
         return self.uri
 
 
+#: The Delta property that bounds how young a file a vacuum may delete, and Delta's default for it.
+RETENTION_PROPERTY = "delta.deletedFileRetentionDuration"
+DEFAULT_RETENTION = timedelta(days=7)
+
+_INTERVAL = re.compile(r"^\s*(?:interval\s+)?(\d+)\s*(second|minute|hour|day|week)s?\s*$", re.I)
+_UNIT = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400}
+
+
+def parse_interval(text: str, what: str = "interval") -> timedelta:
+    """A Delta interval property (``interval 7 days``, ``168 hours``) as a timedelta.
+
+    Example:
+        >>> parse_interval("interval 7 days")
+        datetime.timedelta(days=7)
+    """
+    m = _INTERVAL.match(text)
+    if not m:
+        raise ConfigError(f"{what}: cannot read {text!r} as an interval (e.g. 'interval 7 days')")
+    return timedelta(seconds=int(m.group(1)) * _UNIT[m.group(2).lower()])
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """What one compaction did: files rewritten and written."""
+
+    files_removed: int
+    files_added: int
+
+
 @dataclass(frozen=True)
 class AppTransaction:
     """The idempotency key of one commit: the gate's app id and the batch id as version."""
@@ -86,6 +117,52 @@ class TableWriter(ABC):
         self, target: DeltaTarget, data: pa.Table, txn: AppTransaction, *, merge_schema: bool = False
     ) -> None:
         """Append ``data`` in ONE commit that records ``txn``, even when ``data`` has no rows."""
+
+    # -- maintenance (streaming_dq.maintenance calls these between batches, never during a write) -----------
+
+    @abstractmethod
+    def file_count(self, target: DeltaTarget) -> int:
+        """The number of data files in the table's current version (0 when there is no table)."""
+
+    @abstractmethod
+    def compact(
+        self, target: DeltaTarget, *, target_size: int | None = None, z_order: Sequence[str] = ()
+    ) -> Compaction:
+        """Rewrite small files into larger ones (Z-ordered by ``z_order`` when given) in a commit that changes
+        no data (``dataChange = false``): readers and the application transactions see the same table."""
+
+    @abstractmethod
+    def checkpoint(self, target: DeltaTarget) -> bool:
+        """Write a log checkpoint of the current version; False when the back-end writes them itself."""
+
+    @abstractmethod
+    def vacuum(self, target: DeltaTarget, retention: timedelta, *, dry_run: bool) -> list[str]:
+        """Delete (or, with ``dry_run``, list) files no version younger than ``retention`` references.
+
+        The caller checks ``retention`` against :meth:`safe_retention` first; back-ends refuse less too.
+        """
+
+    @abstractmethod
+    def replace_rows(self, target: DeltaTarget, data: pa.Table, predicate: str) -> None:
+        """Replace the rows matching the SQL ``predicate`` by ``data`` (every row of which matches it) in ONE
+        commit: readers see the old rows or the new ones, never both or neither."""
+
+    def table_properties(self, target: DeltaTarget) -> dict[str, str]:
+        """The table's Delta properties (``delta.checkpointInterval`` ...); empty when there is no table."""
+        from deltalake import DeltaTable
+        from deltalake.exceptions import TableNotFoundError
+
+        try:
+            table = DeltaTable(target.uri, storage_options=dict(target.storage_options) or None)
+        except TableNotFoundError:
+            return {}
+        return {k: v for k, v in table.metadata().configuration.items() if v is not None}
+
+    def safe_retention(self, target: DeltaTarget) -> timedelta:
+        """The shortest vacuum retention that keeps every promise: the table's
+        ``delta.deletedFileRetentionDuration`` (Delta's default, 7 days, when unset)."""
+        value = self.table_properties(target).get(RETENTION_PROPERTY)
+        return DEFAULT_RETENTION if value is None else parse_interval(value, RETENTION_PROPERTY)
 
     def read(self, target: DeltaTarget, *, predicate: str | None = None) -> pa.Table:
         """The table's rows (only those matching the SQL ``predicate``), read on the driver with delta-rs.

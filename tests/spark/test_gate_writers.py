@@ -145,3 +145,61 @@ def test_with_corrupt_record_column_appends_it_once(spark):
     schema = with_corrupt_record_column("id BIGINT, ts TIMESTAMP")
     assert schema.simpleString() == "struct<id:bigint,ts:timestamp,_corrupt_record:string>"
     assert with_corrupt_record_column(schema) == schema
+
+
+# -- maintenance: the same contract on both back-ends ------------------------------------------------------
+
+
+def test_compaction_keeps_the_rows_and_the_transactions_a_replay_is_skipped_by(writer, tmp_path):
+    target = DeltaTarget(str(tmp_path / "t"))
+    writer.ensure_table(target, SCHEMA)
+    for b in range(8):
+        writer.append(target, rows(b), AppTransaction("g:q", b))
+    assert writer.file_count(target) == 8
+    done = writer.compact(target)
+    assert (done.files_removed, done.files_added, writer.file_count(target)) == (8, 1, 1)
+    assert writer.committed_version(target, "g:q") == 7
+    assert not writer.write_once(target, rows(7), AppTransaction("g:q", 7))
+    assert sorted(read_table(target.uri).column("id").to_pylist()) == list(range(8))
+    writer.checkpoint(target)  # delta-rs writes one; Spark's writer keeps its own schedule
+    assert writer.committed_version(target, "g:q") == 7
+
+
+def test_vacuum_lists_nothing_young_and_refuses_an_unsafe_retention(writer, tmp_path):
+    from datetime import timedelta
+
+    from streaming_dq.exceptions import ConfigError
+    from streaming_dq.maintenance import check_retention
+
+    target = DeltaTarget(str(tmp_path / "t"))
+    writer.ensure_table(target, SCHEMA)
+    for b in range(3):
+        writer.append(target, rows(b), AppTransaction("g:q", b))
+    writer.compact(target)
+    assert writer.vacuum(target, timedelta(days=7), dry_run=True) == []  # the compacted files are minutes old
+    on_disk = len(list((tmp_path / "t").glob("*.parquet")))
+    assert writer.file_count(target) == 1 and on_disk >= 4  # nothing deleted (Spark also wrote an empty file)
+    with pytest.raises(ConfigError, match="shorter than 7 days"):
+        check_retention(writer, target, timedelta(hours=12))
+
+
+def test_replace_rows_swaps_the_matching_rows_in_one_commit(writer, tmp_path):
+    from datetime import UTC, datetime
+
+    from deltalake import DeltaTable
+
+    schema = pa.schema([pa.field("gate", pa.string()), pa.field("written_at", pa.timestamp("us", tz="UTC")),
+                        pa.field("n", pa.int64())])  # fmt: skip
+    day = lambda d: datetime(2026, 1, d, tzinfo=UTC)  # noqa: E731
+    target = DeltaTarget(str(tmp_path / "m"))
+    writer.ensure_table(target, schema)
+    old = [("g", day(1), 1), ("g", day(2), 2), ("h", day(1), 5), ("g", day(9), 3)]
+    data = pa.table({k: [r[i] for r in old] for i, k in enumerate(schema.names)}, schema=schema)
+    writer.append(target, data, AppTransaction("g:q", 0))
+    version = DeltaTable(target.uri).version()
+    folded = pa.table({"gate": ["g"], "written_at": [day(2)], "n": [3]}, schema=schema)
+    writer.replace_rows(target, folded, "gate = 'g' AND written_at < '2026-01-05T00:00:00.000000Z'")
+    got = sorted((r["gate"], r["written_at"].day, r["n"]) for r in read_table(target.uri).to_pylist())
+    assert got == [("g", 2, 3), ("g", 9, 3), ("h", 1, 5)]
+    assert DeltaTable(target.uri).version() == version + 1
+    assert writer.committed_version(target, "g:q") == 0

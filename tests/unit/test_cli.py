@@ -153,7 +153,9 @@ def test_schema_prints_the_json_schema(runner: CliRunner, tmp_path: Path) -> Non
     assert json.loads(out.read_text(encoding="utf-8")) == schema
 
 
-@pytest.mark.parametrize("command", [[], ["validate"], ["run"], ["check"], ["schema"], ["metrics"]])
+@pytest.mark.parametrize(
+    "command", [[], ["validate"], ["run"], ["check"], ["schema"], ["metrics"], ["maintain"]]
+)
 def test_every_command_has_help(runner: CliRunner, command: list[str]) -> None:
     result = runner.invoke(app, [*command, "--help"])
     assert result.exit_code == 0, result.output
@@ -324,3 +326,61 @@ def test_metrics_with_an_unknown_window_or_check_is_an_error_not_an_empty_table(
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(f"{ORDERS}: {line}"), result.stderr
     assert result.stdout == ""
+
+
+MAINTAINED = """
+gate: {name: orders}
+source: {format: json, path: landing, schema: "id BIGINT"}
+checkpoint: state
+targets: {pass: tables/pass, quarantine: tables/quarantine, results: tables/results, metrics: tables/metrics,
+          writer: delta-rs}
+maintenance: {every: 100 batches, roll-up-after: 1 days}
+checks: [{check: null-check, check-id: id, columns: [id]}]
+"""
+
+
+def test_maintain_compacts_rolls_up_and_refuses_an_unsafe_vacuum(
+    runner: CliRunner, tmp_path: Path, no_new_jvm: None
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    import pyarrow as pa
+
+    from streaming_dq.metrics.states import CountState
+    from streaming_dq.metrics.store import MetricsStore, batch_records
+    from streaming_dq.tables import AppTransaction, DeltaRsWriter, DeltaTarget
+
+    config = tmp_path / "gate.yaml"
+    config.write_text(MAINTAINED, encoding="utf-8")
+    writer, target = DeltaRsWriter(), DeltaTarget(str(tmp_path / "tables" / "pass"))
+    for b in range(12):
+        writer.append(target, pa.table({"id": [b]}), AppTransaction("orders:q", b))
+    store, old = MetricsStore(tmp_path / "tables" / "metrics"), datetime.now(UTC) - timedelta(days=3)
+    for b in range(12):
+        rows = batch_records(gate="orders", app_id="orders:q", batch_id=b, states={("id", 0): {"rows": CountState(1)}},
+                             check_types={"id": "null-check"}, written_at=old + timedelta(minutes=b))  # fmt: skip
+        store.write(rows, "orders:q", b)
+
+    result = runner.invoke(app, ["maintain", str(config)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert any(
+        line.startswith("pass ") and "12 -> 1 files, compacted 12 into 1, checkpoint" in line
+        for line in lines
+    )
+    assert any(line.startswith("metrics ") and "rolled up 12 rows into 1" in line for line in lines)
+    assert any(line.startswith("quarantine ") and "no table yet" in line for line in lines)
+    assert store.lifetime("orders") == {"id": {"rows": CountState(12)}}
+
+    unsafe = runner.invoke(app, ["maintain", str(config), "--vacuum", "1 day"])
+    assert unsafe.exit_code == 2
+    assert "maintenance.vacuum.retention" in unsafe.stderr and "shorter than 7 days" in unsafe.stderr
+    dry = runner.invoke(app, ["maintain", str(config), "--vacuum", "7 days", "--dry-run", "--json"])
+    assert dry.exit_code == 0, dry.output
+    tables = {t["table"]: t for t in json.loads(dry.stdout)["tables"]}
+    assert (tables["pass"]["vacuumed"], tables["pass"]["dry_run"], tables["pass"]["files_after"]) == (
+        0,
+        True,
+        1,
+    )
+    assert runner.invoke(app, ["maintain", str(config), "--dry-run"]).exit_code == 2

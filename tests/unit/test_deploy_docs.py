@@ -32,6 +32,7 @@ REQUIRED_ALERTS = {
     "StreamingDQEventTimeLagHigh",
     "StreamingDQBatchesFailing",
     "StreamingDQExporterDown",
+    "StreamingDQMaintenanceFailing",
     "StreamingDQKafkaLagHigh",
 }
 PROMQL_KEYWORDS = {
@@ -85,6 +86,10 @@ def exposed_registry() -> CollectorRegistry:
         | {"stateOperators": []}
         | {"sources": [{"endOffset": '{"orders": {"0": 1}}', "latestOffset": '{"orders": {"0": 3}}'}]}
     )
+    from streaming_dq.maintenance import MaintenanceReport, TableReport
+
+    tables = (TableReport("pass", "/t/p", 9, 1), TableReport("results", "/t/r", error="DeltaError: conflict"))
+    metrics.record_maintenance(MaintenanceReport(moment, tables, 0.5))
     return registry
 
 

@@ -1,0 +1,143 @@
+"""``streaming-dq maintain CONFIG``: compact, checkpoint, vacuum and roll up a gate's tables by hand.
+
+The same operations the gate runs between batches under ``maintenance:`` (:mod:`streaming_dq.maintenance`),
+with the config's policy and the command line's overrides. A ``delta-rs`` gate is maintained without Spark; a
+gate written by Spark's Delta writer (``writer: spark``, or ``auto`` on a cluster master) is maintained with
+Delta's own ``OPTIMIZE`` and ``VACUUM`` in a session built from the config's ``spark:`` section. Run it while
+the gate is stopped, or accept that a concurrent batch may make one table's compaction fail with a conflict
+(the gate's own appends never conflict with each other: they only add files).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.markup import escape
+
+from streaming_dq.exceptions import ConfigError
+
+if TYPE_CHECKING:
+    from streaming_dq.config.gate_config import GateConfig
+    from streaming_dq.maintenance import MaintenancePolicy, MaintenanceReport
+    from streaming_dq.tables import TableWriter
+
+
+def _duration(text: str, option: str) -> timedelta:
+    from streaming_dq.core.scope import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ConfigError as exc:
+        raise ConfigError(exc.reason, field_path=option) from None
+
+
+def policy_for(
+    config: GateConfig,
+    *,
+    compact: bool | None = None,
+    checkpoint: bool | None = None,
+    vacuum: str | None = None,
+    dry_run: bool = False,
+    roll_up_after: str | None = None,
+) -> MaintenancePolicy:
+    """The config's ``maintenance:`` policy (or the defaults) with the command line's overrides."""
+    from streaming_dq.maintenance import MaintenancePolicy
+
+    policy = config.maintenance.policy() if config.maintenance is not None else MaintenancePolicy()
+    changes: dict[str, object] = {}
+    if compact is not None:
+        changes["compact"] = compact
+    if checkpoint is not None:
+        changes["checkpoint"] = checkpoint
+    if vacuum is not None:
+        changes["vacuum_retention"] = _duration(vacuum, "--vacuum")
+    if dry_run:
+        if policy.vacuum_retention is None and "vacuum_retention" not in changes:
+            raise ConfigError(
+                "--dry-run lists what a vacuum would delete: give --vacuum RETENTION", field_path="--dry-run"
+            )
+        changes["vacuum_dry_run"] = True
+    if roll_up_after is not None:
+        changes["roll_up_after"] = _duration(roll_up_after, "--roll-up-after")
+    return replace(policy, **changes)  # type: ignore[arg-type]
+
+
+def _writer(config: GateConfig) -> tuple[TableWriter, object | None]:
+    from streaming_dq.tables import DeltaRsWriter, SparkDeltaWriter
+
+    writer = config.targets.writer
+    spark_writer = writer == "spark" or (writer == "auto" and not config.spark.master.startswith("local"))
+    if not spark_writer:
+        return DeltaRsWriter(), None
+    from streaming_dq.job import build_spark_session
+
+    session, _ = build_spark_session(config.spark, app_name=f"streaming-dq-maintain-{config.gate.name}",
+                                     writer="spark")  # fmt: skip
+    return SparkDeltaWriter(session), session
+
+
+def run_maintain(config_path: Path, console: Console, *, as_json: bool, **overrides: object) -> int:
+    """Maintain the tables of the gate in ``config_path``; print one line per table; the exit code.
+
+    Raises:
+        ConfigError: the config or an override is invalid, or a vacuum retention is below a table's safe
+            minimum.
+    """
+    from streaming_dq.config.loader import load_gate_config
+    from streaming_dq.maintenance import maintain
+    from streaming_dq.metrics.store import MetricsStore
+    from streaming_dq.tables import DeltaTarget
+
+    config = load_gate_config(config_path)
+    policy = policy_for(config, **overrides)  # type: ignore[arg-type]
+    writer, session = _writer(config)
+    try:
+        targets, missing = {}, []
+        for role, path in config.targets.paths().items():
+            target = DeltaTarget(path)
+            if writer.table_schema(target) is None:
+                missing.append((role, path))
+            else:
+                targets[role] = target
+        metrics = None
+        if "metrics" in targets:
+            metrics = (MetricsStore(targets["metrics"].uri, writer=writer), config.gate.name)
+        try:
+            report = maintain(writer, targets, policy, metrics=metrics)
+        except ConfigError as exc:
+            raise ConfigError(exc.reason, source=str(config_path), field_path=exc.field_path) from None
+    finally:
+        if session is not None:
+            session.stop()  # type: ignore[attr-defined]
+    _print(report, missing, console, as_json=as_json, writer=writer.name)
+    return 1 if report.failed else 0
+
+
+def _print(
+    report: MaintenanceReport, missing: list[tuple[str, str]], console: Console, *, as_json: bool, writer: str
+) -> None:
+    if as_json:
+        tables = [
+            {"table": t.role, "path": t.uri, "files_before": t.files_before, "files_after": t.files_after,
+             "compacted": list(t.compacted) if t.compacted else None, "checkpointed": t.checkpointed,
+             "vacuumed": t.vacuumed, "dry_run": t.dry_run, "rolled_up": list(t.rolled_up) if t.rolled_up else None,
+             "seconds": round(t.seconds, 3), "error": t.error}
+            for t in report.tables
+        ]  # fmt: skip
+        absent = [{"table": role, "path": path, "error": "no table yet"} for role, path in missing]
+        console.print_json(
+            json.dumps({"writer": writer, "tables": tables + absent, "seconds": report.seconds})
+        )
+        return
+    for t in report.tables:
+        console.print(escape(t.line()), style="red" if t.error else None)
+    for role, path in missing:
+        console.print(
+            escape(f"{role} {path}: no table yet (the gate creates it on its first run)"), style="dim"
+        )
+    console.print(escape(f"maintained {len(report.tables)} table(s) with {writer} in {report.seconds:.1f} s"))
