@@ -1,4 +1,10 @@
-"""``python -m benchmarks.soak [--batches 5000] [--rows 200] [--routing driver]``: one gate, many small batches.
+"""``python -m benchmarks.soak [--batches 10000 | --quick] [--maintain-every N]``: one gate, many small batches.
+
+The long-run harness of docs/performance.md ("Months, not minutes"): 10,000 batches of 100-1,000 rows (a
+simulated fortnight at two minutes of event time a batch; ``--quick``: 1,000), with or without the gate's own
+maintenance (``--maintain-every N`` batches, ``--roll-up-after`` wall-clock age of metrics rows). At the end it
+measures what a month of it would cost: a restart (a new gate rebuilding its windows from the metrics table,
+and its first batch), the read time of each table, and the slopes of latency, RSS and files per table.
 
 The gate's batch function is called directly on prepared DataFrames (the streaming engine's own per-batch
 cost is not the gate's), with a results and a metrics table and a daily window check, event time advancing two
@@ -14,6 +20,7 @@ import argparse
 import gc
 import json
 import os
+import random
 import shutil
 import statistics
 import sys
@@ -70,8 +77,15 @@ def files(table: Path) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.soak")
-    parser.add_argument("--batches", type=int, default=5000)
-    parser.add_argument("--rows", type=int, default=200)
+    parser.add_argument("--batches", type=int, default=10000)
+    parser.add_argument("--quick", action="store_true", help="1,000 batches, warm-up 100, a sample every 50")
+    parser.add_argument("--rows", type=int, default=None, help="rows per batch (default: 100-1,000, seeded)")
+    parser.add_argument(
+        "--maintain-every", type=int, default=0, help="gate maintenance every N batches (0: none)"
+    )
+    parser.add_argument(
+        "--roll-up-after", default="5 minutes", help="with maintenance: metrics rows older than this"
+    )
     parser.add_argument("--every", type=int, default=100)
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--routing", choices=["driver", "distributed"], default="driver")
@@ -85,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="trace Python allocations: the biggest growths between warm-up and the end, by line",
     )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.quick:
+        args.batches, args.warmup, args.every = 1000, 100, 50
     if args.tracemalloc:
         import tracemalloc
 
@@ -94,6 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pyspark.sql import functions as F
 
     from streaming_dq import CheckSet, QualityGate
+    from streaming_dq.core.scope import parse_duration
+    from streaming_dq.maintenance import MaintenancePolicy
 
     builder = SparkSession.builder.master("local[2]").appName("streaming-dq-soak")
     conf = {"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC",
@@ -109,12 +127,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = WORK / args.routing
     shutil.rmtree(work, ignore_errors=True)
     tables = {name: work / name for name in ("pass", "quarantine", "results", "metrics")}
-    gate = QualityGate(
-        "soak", CheckSet.from_dicts(CHECKS), pass_table=str(tables["pass"]),
-        quarantine_table=str(tables["quarantine"]), results_table=str(tables["results"]),
-        metrics_table=str(tables["metrics"]), event_time="ts", timezone="Europe/Berlin",
-        writer="spark" if args.routing == "distributed" else "delta-rs", routing=args.routing,
-    )  # fmt: skip
+    policy = None
+    if args.maintain_every:
+        policy = MaintenancePolicy(
+            every_batches=args.maintain_every, roll_up_after=parse_duration(args.roll_up_after)
+        )
+
+    def new_gate() -> QualityGate:
+        return QualityGate(
+            "soak", CheckSet.from_dicts(CHECKS), pass_table=str(tables["pass"]),
+            quarantine_table=str(tables["quarantine"]), results_table=str(tables["results"]),
+            metrics_table=str(tables["metrics"]), event_time="ts", timezone="Europe/Berlin",
+            writer="spark" if args.routing == "distributed" else "delta-rs", routing=args.routing,
+            maintenance=policy,
+        )  # fmt: skip
+
+    gate = new_gate()
+    sizes = random.Random(7)
+    maintenance_s: list[float] = []
     start = datetime(2026, 1, 1, tzinfo=UTC)
     jvm = spark.sparkContext._gateway.proc.pid
     latencies: list[float] = []
@@ -126,14 +156,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             gc.collect()
             baseline = tracemalloc.take_snapshot()
         ts = start + timedelta(minutes=2 * batch_id)
-        df = spark.range(args.rows).select(
+        rows = args.rows or sizes.randint(100, 1000)
+        df = spark.range(rows).select(
             F.when(F.col("id") % 97 == 0, F.lit(None)).otherwise(F.col("id")).alias("id"),
             (F.col("id") % 1200).cast("double").alias("amount"),
             (F.lit(ts) + F.make_interval(secs=F.col("id") % 120)).alias("ts"),
         )
         t0 = time.perf_counter()
+        outcomes: list[Any] = []
+        gate.on_batch = outcomes.append
         gate(df, batch_id)
         latencies.append(time.perf_counter() - t0)
+        if outcomes and outcomes[0].maintenance is not None:
+            maintenance_s.append(outcomes[0].maintenance.seconds)
         if batch_id % args.every == 0 or batch_id == args.batches - 1:
             gc.collect()
             sample = {
@@ -164,10 +199,44 @@ def main(argv: Sequence[str] | None = None) -> int:
             "jvm_rss_mib_per_1000_batches": slope(xs, [p["jvm_rss_mib"] for p in points]) * 1000,
         }
 
+    # A month of this, then a restart: a new gate rebuilds its windows from the metrics table (what a driver
+    # restart does), then its first batch; and what a downstream reader pays for each table.
+    from streaming_dq.metrics.store import MetricsStore
+    from streaming_dq.tables import read_table
+
+    t0 = time.perf_counter()
+    restored = new_gate()
+    restored.writer_for(spark)
+    assert restored.tracker is not None
+    restored.tracker._refresh()
+    restore_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    restored(df, args.batches)
+    first_batch_s = time.perf_counter() - t0
+    reads = {}
+    for name, path in tables.items():
+        t0 = time.perf_counter()
+        read_rows = read_table(str(path)).num_rows
+        reads[name] = {"seconds": time.perf_counter() - t0, "rows": read_rows, "files": files(path)}
+    metrics_rows = MetricsStore(tables["metrics"]).read_table("soak").num_rows
+
+    def file_slopes(points: list[dict[str, Any]]) -> dict[str, float]:
+        xs = [p["batch"] for p in points]
+        return {name: slope(xs, [p["files"][name] for p in points]) * 1000 for name in tables}
+
     summary = {
         "routing": args.routing,
+        "maintain_every": args.maintain_every,
+        "roll_up_after": args.roll_up_after if args.maintain_every else None,
+        "maintenance_runs": len(maintenance_s),
+        "maintenance_median_s": statistics.median(maintenance_s) if maintenance_s else None,
+        "restart_restore_s": restore_s,
+        "restart_first_batch_s": first_batch_s,
+        "reads": reads,
+        "metrics_rows": metrics_rows,
+        "files_per_1000_batches_after_warmup": file_slopes(after),
         "batches": args.batches,
-        "rows_per_batch": args.rows,
+        "rows_per_batch": args.rows or "100-1000",
         "seconds": time.perf_counter() - began,
         "median_latency_s": statistics.median(latencies[args.warmup :]),
         "p95_latency_s": sorted(latencies[args.warmup :])[int(0.95 * len(latencies[args.warmup :]))],
@@ -183,7 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
              "where": [f"{f.filename}:{f.lineno}" for f in stat.traceback][-4:]}
             for stat in growth[:15]
         ]  # fmt: skip
-    out = args.out or ROOT / "benchmarks" / "results" / f"soak-{args.routing}.json"
+    suffix = f"-maintained-{args.maintain_every}" if args.maintain_every else ""
+    out = args.out or ROOT / "benchmarks" / "results" / f"soak-{args.routing}{suffix}.json"
     out.write_text(json.dumps(summary, indent=1), encoding="utf-8")
     print(json.dumps({k: v for k, v in summary.items() if k != "samples"}, indent=1))
     spark.stop()

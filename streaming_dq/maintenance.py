@@ -215,6 +215,8 @@ def maintain(
         for target in targets.values():
             check_retention(writer, target, policy.vacuum_retention)
     started, clock = datetime.now(UTC), time.monotonic()
+    after = "by hand" if batch_id is None else f"after batch {batch_id}"
+    logger.info("maintenance %s: %d table(s)", after, len(targets))
     reports = [
         _maintain_one(writer, role, target, policy, metrics if role == "metrics" else None, now or started)
         for role, target in targets.items()

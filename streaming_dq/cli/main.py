@@ -285,6 +285,9 @@ def run(
     def print_batch(outcome: BatchOutcome) -> None:
         for line in (_batch_line(outcome), *_window_lines(outcome, tz)):
             out.print(line)
+        if outcome.maintenance is not None:
+            for table in outcome.maintenance.tables:
+                out.print(escape(f"  maintenance {table.line()}"), style="red" if table.error else "dim")
 
     job = GateJob(
         loaded,

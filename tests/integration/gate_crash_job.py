@@ -4,12 +4,14 @@ Run as its own process (``python gate_crash_job.py LANDING OUT --trigger process
 one SparkSession (``--master``: local[2] or a standalone cluster's URL), one file per micro-batch, the gate
 writing ``OUT/pass``, ``OUT/quarantine`` and ``OUT/results`` with the checkpoint in ``OUT/checkpoint``, with
 delta-rs or Spark's Delta writer (``--writer``) and either router (``--routing``). Each committed batch prints
-one line; ``--conf key=value`` sets Spark conf (e.g. a small ``spark.driver.maxResultSize``).
+one line; ``--conf key=value`` sets Spark conf (e.g. a small ``spark.driver.maxResultSize``);
+``--maintain-every N`` makes the gate maintain its tables every N batches (its log lines are printed).
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from conftest import build_spark_session
 
 from streaming_dq.config.check_set import CheckSet
 from streaming_dq.core.outcome import BatchOutcome
+from streaming_dq.maintenance import MaintenancePolicy
 from streaming_dq.sink import QualityGate, with_corrupt_record_column
 
 SCHEMA = "id BIGINT, amount DOUBLE, ts TIMESTAMP"
@@ -47,7 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--routing", choices=["auto", "driver", "distributed"], default="auto")
     parser.add_argument("--format", choices=["json", "parquet"], default="json")
     parser.add_argument("--conf", action="append", default=[], help="key=value")
+    parser.add_argument("--maintain-every", type=int, default=None, help="maintenance every N batches")
     args = parser.parse_args(argv)
+    logging.basicConfig(stream=sys.stdout, level=logging.WARNING, format="%(name)s: %(message)s")
+    logging.getLogger("streaming_dq.maintenance").setLevel(logging.INFO)  # its lines mark a run's progress
     out = Path(args.out)
     cluster = (
         {"spark.cores.max": "2", "spark.executor.memory": "1g"} if args.master.startswith("spark:") else {}
@@ -63,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         writer=args.writer,
         routing=args.routing,
         on_batch=report,
+        maintenance=MaintenancePolicy(every_batches=args.maintain_every) if args.maintain_every else None,
     )
     schema = with_corrupt_record_column(SCHEMA) if args.format == "json" else SCHEMA
     source = (

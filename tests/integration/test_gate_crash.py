@@ -95,6 +95,32 @@ def kill_after_progress(proc: subprocess.Popen[bytes], out: Path, rng: random.Ra
     os.killpg(proc.pid, signal.SIGKILL)
 
 
+MAINTAIN_EVERY = 2
+MAINTENANCE_TABLES = 3  # pass, quarantine, results
+
+
+def maintenance_state(log: Path) -> tuple[int, int]:
+    """(maintenance runs started, table lines of the last run) from the job log."""
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    starts = [i for i, line in enumerate(lines) if line.startswith("streaming_dq.maintenance: maintenance after")]
+    if not starts:
+        return 0, 0
+    tail = lines[starts[-1] + 1 :]
+    return len(starts), sum(1 for line in tail if line.startswith("streaming_dq.maintenance: ") and " files" in line)
+
+
+def kill_during_maintenance(proc: subprocess.Popen[bytes], log: Path) -> bool:
+    """SIGKILL the job as soon as a maintenance run starts; whether the run was still going (fewer table lines
+    than tables in the log: the kill landed inside a compaction or checkpoint)."""
+    before, deadline = maintenance_state(log)[0], time.monotonic() + PROGRESS_WAIT_SECONDS
+    while maintenance_state(log)[0] == before and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    started, tables = maintenance_state(log)
+    return started > before and tables < MAINTENANCE_TABLES
+
+
 def read_ids(path: Path) -> Counter[int]:
 
     return Counter(read_table(str(path)).column("id").to_pylist())
@@ -114,10 +140,19 @@ def test_sigkill_at_random_points_then_restart_keeps_every_row_exactly_once(
     rng = random.Random(seed)
     landing, out, log = tmp_path / "landing", tmp_path / "out", tmp_path / "job.log"
     everything, failing = write_landing(landing, files)
-    options: tuple[str, ...] = ()
+    options: tuple[str, ...] = ("--maintain-every", str(MAINTAIN_EVERY))
     if where == "cluster-spark-writer":
         cluster = request.getfixturevalue("cluster_url")
         options = ("--master", cluster, "--writer", "spark", "--routing", "distributed")
+    else:  # the first kill lands inside the gate's own maintenance (compaction between batches); retried
+        # when the run finished before the kill (it takes a fraction of a second), which is rare
+        for _ in range(3):
+            with job(landing, out, "processing-time", log, *options) as proc:
+                if kill_during_maintenance(proc, log):
+                    break
+        else:
+            pytest.fail(f"no kill landed during maintenance in 3 tries\n{log.read_text()[-3000:]}")
+        kills -= 1
 
     for _ in range(kills):
         with job(landing, out, "processing-time", log, *options) as proc:
@@ -131,6 +166,12 @@ def test_sigkill_at_random_points_then_restart_keeps_every_row_exactly_once(
     assert passed + quarantined == Counter(everything), context  # each id once, nothing lost
     assert set(quarantined) == failing, context
     assert 0 < killed_at < batches_committed(out), context  # the kills landed mid-stream
+    if where == "local-delta-rs":  # the maintenance went on after the kills: the tables stay compact
+        from deltalake import DeltaTable
+
+        table = DeltaTable(str(out / "pass"))
+        assert "OPTIMIZE" in [h["operation"] for h in table.history()], context
+        assert len(table.file_uris()) < files, context  # one file per batch without compaction
 
 
 def test_sigkill_a_kafka_job_run_by_the_cli_then_restart_keeps_every_message_exactly_once(

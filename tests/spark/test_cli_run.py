@@ -21,6 +21,7 @@ pytestmark = pytest.mark.spark
 
 def test_run_drains_an_orders_landing_folder_into_pass_and_quarantine(tmp_path: Path) -> None:
     config, summary = make_orders_job(tmp_path, batches=3, rows=40)
+    config.write_text(config.read_text(encoding="utf-8").replace("every: 500 batches", "every: 2 batches"))
     lines = sum(len(Path(f).read_text(encoding="utf-8").splitlines()) for f in summary["files"])
     # day 1: 40 orders, day 2 (an outage): 16, day 3 (Christmas): 20
     assert summary["records"] == lines == 76 and summary["malformed"] == 6
@@ -73,6 +74,16 @@ def test_run_drains_an_orders_landing_folder_into_pass_and_quarantine(tmp_path: 
     totals = re.search(r"3 batches, 76 rows in: (\d+) passed, (\d+) quarantined", done.stdout)
     assert totals is not None, done.stdout
     assert (int(totals[1]), int(totals[2])) == (passed.num_rows, quarantined.num_rows)
+
+    # `every: 2 batches`: the gate maintained its four tables after the second batch, and by hand afterwards
+    maintained = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith("maintenance ")]
+    assert [line.split()[1] for line in maintained] == ["pass", "quarantine", "results", "metrics"], done.stdout
+    assert "2 -> 1 files, compacted 2 into 1, checkpoint" in maintained[0], done.stdout
+    by_hand = subprocess.run([str(CLI), "maintain", str(config)], capture_output=True, text=True, timeout=300)
+    assert by_hand.returncode == 0, by_hand.stdout + by_hand.stderr
+    assert re.search(r"^pass .*orders_pass: 2 -> 1 files, compacted 2 into 1", by_hand.stdout, re.M), by_hand.stdout
+    assert re.search(r"^metrics .*nothing to roll up", by_hand.stdout, re.M), by_hand.stdout
+    assert read_table(str(tables / "orders_pass")).num_rows == passed.num_rows
 
 
 def test_run_exits_1_when_the_stream_fails(tmp_path: Path) -> None:
