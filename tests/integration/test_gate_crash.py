@@ -102,11 +102,15 @@ MAINTENANCE_TABLES = 3  # pass, quarantine, results
 def maintenance_state(log: Path) -> tuple[int, int]:
     """(maintenance runs started, table lines of the last run) from the job log."""
     lines = log.read_text(errors="replace").splitlines() if log.exists() else []
-    starts = [i for i, line in enumerate(lines) if line.startswith("streaming_dq.maintenance: maintenance after")]
+    starts = [
+        i for i, line in enumerate(lines) if line.startswith("streaming_dq.maintenance: maintenance after")
+    ]
     if not starts:
         return 0, 0
     tail = lines[starts[-1] + 1 :]
-    return len(starts), sum(1 for line in tail if line.startswith("streaming_dq.maintenance: ") and " files" in line)
+    return len(starts), sum(
+        1 for line in tail if line.startswith("streaming_dq.maintenance: ") and " files" in line
+    )
 
 
 def kill_during_maintenance(proc: subprocess.Popen[bytes], log: Path) -> bool:

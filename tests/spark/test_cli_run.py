@@ -76,12 +76,18 @@ def test_run_drains_an_orders_landing_folder_into_pass_and_quarantine(tmp_path: 
     assert (int(totals[1]), int(totals[2])) == (passed.num_rows, quarantined.num_rows)
 
     # `every: 2 batches`: the gate maintained its four tables after the second batch, and by hand afterwards
-    maintained = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith("maintenance ")]
-    assert [line.split()[1] for line in maintained] == ["pass", "quarantine", "results", "metrics"], done.stdout
+    maintained = [
+        line.strip() for line in done.stdout.splitlines() if line.strip().startswith("maintenance ")
+    ]
+    assert [line.split()[1] for line in maintained] == ["pass", "quarantine", "results", "metrics"], (
+        done.stdout
+    )
     assert "2 -> 1 files, compacted 2 into 1, checkpoint" in maintained[0], done.stdout
     by_hand = subprocess.run([str(CLI), "maintain", str(config)], capture_output=True, text=True, timeout=300)
     assert by_hand.returncode == 0, by_hand.stdout + by_hand.stderr
-    assert re.search(r"^pass .*orders_pass: 2 -> 1 files, compacted 2 into 1", by_hand.stdout, re.M), by_hand.stdout
+    assert re.search(r"^pass .*orders_pass: 2 -> 1 files, compacted 2 into 1", by_hand.stdout, re.M), (
+        by_hand.stdout
+    )
     assert re.search(r"^metrics .*nothing to roll up", by_hand.stdout, re.M), by_hand.stdout
     assert read_table(str(tables / "orders_pass")).num_rows == passed.num_rows
 
