@@ -76,9 +76,10 @@ def _writer(config: GateConfig) -> tuple[TableWriter, object | None]:
         return DeltaRsWriter(), None
     from streaming_dq.job import build_spark_session
 
-    session, _ = build_spark_session(config.spark, app_name=f"streaming-dq-maintain-{config.gate.name}",
-                                     writer="spark")  # fmt: skip
-    return SparkDeltaWriter(session), session
+    session, created = build_spark_session(
+        config.spark, app_name=f"streaming-dq-maintain-{config.gate.name}", writer="spark"
+    )
+    return SparkDeltaWriter(session), session if created else None  # a session we did not start stays up
 
 
 def run_maintain(config_path: Path, console: Console, *, as_json: bool, **overrides: object) -> int:

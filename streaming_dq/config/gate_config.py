@@ -675,8 +675,10 @@ class GateConfig(_Section):
         return checks if builtin is None else checks.add_check(builtin)
 
     def profile_objects(self) -> list[Profile]:
-        """The profile objects of ``profiles:``, in config order."""
-        return [p.to_profile() for p in self.profiles]
+        """The profile objects of ``profiles:``, in config order (a public-holiday calendar as one per holiday)."""
+        from streaming_dq.profiles.public_holidays import expand_profiles
+
+        return expand_profiles([p.to_profile() for p in self.profiles])  # type: ignore[return-value]
 
     def with_trigger(self, trigger: Trigger) -> GateConfig:
         """Return a copy whose source uses ``trigger`` (the CLI's ``--available-now``)."""

@@ -14,6 +14,7 @@ from streaming_dq.engine.decision import BatchDecision, decide
 from streaming_dq.engine.plan import ValidationPlan
 from streaming_dq.engine.result import ERRORS_COLUMN, PASSED_COLUMN, TIMESTAMP_COLUMN, BatchValidationResult
 from streaming_dq.exceptions import CriticalCheckFailedError
+from streaming_dq.profiles.public_holidays import expand_profiles
 
 if TYPE_CHECKING:
     from streaming_dq.config.check_set import CheckSet
@@ -48,7 +49,7 @@ class BatchDQEngine:
         self.check_set = check_set
         self.malformed_column = malformed_column
         self.fail_levels = list(fail_levels)
-        self.profiles = list(profiles)
+        self.profiles = expand_profiles(profiles)  # a public-holiday calendar: one profile per holiday
         self.event_time = event_time
         self.timezone = timezone
         # One plan per input schema, kept across run_batch calls: its Spark Columns are built once.

@@ -22,6 +22,7 @@ from streaming_dq.profiles.config import (
     ProfileConfig,
     ProfileList,
     ProfilesConfig,
+    PublicHolidayProfileConfig,
     RecurringProfileConfig,
     RuleConfig,
     SelectorConfig,
@@ -29,6 +30,7 @@ from streaming_dq.profiles.config import (
 )
 from streaming_dq.profiles.event_time import event_date, event_date_column, time_zone
 from streaming_dq.profiles.profiles import HolidayProfile, Profile, RecurringProfile
+from streaming_dq.profiles.public_holidays import DateSetProfile, PublicHolidayProfile, expand_profiles
 from streaming_dq.profiles.regimes import (
     NO_PROFILE,
     Regime,
@@ -57,6 +59,7 @@ __all__ = [
     "NO_PROFILE",
     "CheckIdSelector",
     "CheckTarget",
+    "DateSetProfile",
     "GroupSelector",
     "HolidayProfile",
     "HolidayProfileConfig",
@@ -64,6 +67,8 @@ __all__ = [
     "ProfileConfig",
     "ProfileList",
     "ProfilesConfig",
+    "PublicHolidayProfile",
+    "PublicHolidayProfileConfig",
     "RecurringProfile",
     "RecurringProfileConfig",
     "Regime",
@@ -80,6 +85,7 @@ __all__ = [
     "enumerate_regimes",
     "event_date",
     "event_date_column",
+    "expand_profiles",
     "load_profiles",
     "regime_column",
     "regime_from_mask",

@@ -50,6 +50,14 @@ from streaming_dq.profiles.profiles import (
     parse_month_day,
     parse_weekdays,
 )
+from streaming_dq.profiles.public_holidays import (
+    PublicHolidayProfile,
+    check_country,
+    check_subdivision,
+    expand_profiles,
+    holiday_names,
+    pick_holidays,
+)
 from streaming_dq.profiles.rules import Rule
 from streaming_dq.profiles.selectors import CheckIdSelector, GroupSelector, Selector, TagSelector
 
@@ -65,7 +73,7 @@ __all__ = [
     "load_profiles",
 ]
 
-_PROFILE_TYPES = frozenset({"holiday", "recurring"})
+_PROFILE_TYPES = frozenset({"holiday", "recurring", "public-holidays"})
 
 
 def _calendar_date(value: object) -> object:
@@ -228,11 +236,73 @@ class RecurringProfileConfig(_Model):
         )
 
 
-ProfileConfig = Annotated[HolidayProfileConfig | RecurringProfileConfig, Field(discriminator="type")]
+class PublicHolidayProfileConfig(_Model):
+    """``type: public-holidays``: a country's (and subdivision's) public holidays in every year, from the
+    ``holidays`` package; each holiday shows under its own name (``US holidays: Thanksgiving Day``).
+
+    Example:
+        >>> PublicHolidayProfileConfig.model_validate(
+        ...     {"type": "public-holidays", "name": "US holidays", "country": "US", "holidays": ["Thanksgiving"]}
+        ... ).to_profile().holidays
+        ('Thanksgiving Day',)
+    """
+
+    type: Literal["public-holidays"]
+    name: Name
+    country: Name
+    subdivision: Name | None = None
+    observed: StrictBool = True
+    holidays: list[Name] | None = Field(
+        default=None, description="Holiday names (a unique part is enough); all when omitted."
+    )
+    days_before: int = Field(default=0, ge=0, le=31, alias="days-before")
+    days_after: int = Field(default=0, ge=0, le=31, alias="days-after")
+    rules: list[RuleConfig] = Field(default_factory=list)
+
+    @field_validator("country")
+    @classmethod
+    def _known_country(cls, value: str) -> str:
+        return check_country(value)
+
+    @field_validator("subdivision")
+    @classmethod
+    def _known_subdivision(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None or "country" not in info.data:
+            return value
+        return check_subdivision(info.data["country"], value)
+
+    @field_validator("holidays")
+    @classmethod
+    def _known_holidays(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        if value is None or "country" not in info.data or "subdivision" not in info.data:
+            return value
+        known = holiday_names(info.data["country"], info.data["subdivision"], info.data.get("observed", True))
+        try:
+            return pick_holidays(value, known)
+        except ConfigError as exc:  # the message names the holiday; the path is this field
+            raise ConfigError(exc.reason) from None
+
+    def to_profile(self) -> PublicHolidayProfile:
+        """Return the :class:`PublicHolidayProfile` this config describes (``expand()`` it for the gate)."""
+        return PublicHolidayProfile(
+            self.name,
+            country=self.country,
+            subdivision=self.subdivision,
+            holidays=self.holidays,
+            days_before=self.days_before,
+            days_after=self.days_after,
+            observed=self.observed,
+            rules=[r.to_rule() for r in self.rules],
+        )
+
+
+ProfileConfig = Annotated[
+    HolidayProfileConfig | RecurringProfileConfig | PublicHolidayProfileConfig, Field(discriminator="type")
+]
 """One item of ``profiles:``, chosen by its ``type`` key."""
 
 
-def _unique_names(profiles: list[HolidayProfileConfig | RecurringProfileConfig]) -> list[Any]:
+def _unique_names(profiles: list[Any]) -> list[Any]:
     seen: dict[str, int] = {}
     for index, profile in enumerate(profiles):
         if profile.name in seen:
@@ -260,8 +330,8 @@ class ProfilesConfig(_Model):
     profiles: ProfileList = Field(default_factory=list)
 
     def to_profiles(self) -> list[Profile]:
-        """Return the profile objects, in config order."""
-        return [p.to_profile() for p in self.profiles]
+        """Return the profile objects, in config order (a public-holiday calendar as one per holiday)."""
+        return expand_profiles([p.to_profile() for p in self.profiles])  # type: ignore[return-value]
 
 
 def load_profiles(raw: Sequence[dict[str, Any]], *, source: str | None = None) -> list[Profile]:
@@ -292,7 +362,13 @@ def load_profiles(raw: Sequence[dict[str, Any]], *, source: str | None = None) -
 
 _ALIASES = {
     name: info.alias
-    for model in (SelectorConfig, RuleConfig, HolidayProfileConfig, RecurringProfileConfig)
+    for model in (
+        SelectorConfig,
+        RuleConfig,
+        HolidayProfileConfig,
+        RecurringProfileConfig,
+        PublicHolidayProfileConfig,
+    )
     for name, info in model.model_fields.items()
     if info.alias
 }

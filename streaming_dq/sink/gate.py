@@ -48,6 +48,7 @@ from streaming_dq.maintenance import (
 from streaming_dq.metrics.accumulator import WindowUpdate
 from streaming_dq.profiles import Profile
 from streaming_dq.profiles.event_time import time_zone
+from streaming_dq.profiles.public_holidays import expand_profiles
 from streaming_dq.sink.checkpoint import absolute_location, clear_unstarted_offsets, read_query_id
 from streaming_dq.sink.drift import (
     DRIFT_POLICIES,
@@ -194,7 +195,7 @@ class QualityGate:
         self._fail_values = {s.value for s in self.fail_levels}
         self.event_time = event_time
         self.timezone = time_zone(timezone).key
-        self.profiles = tuple(profiles)
+        self.profiles = tuple(expand_profiles(profiles))  # a public-holiday calendar: one profile per holiday
         self.on_aggregate_failure = _choice(
             on_aggregate_failure, get_args(AggregateFailurePolicy), "on-aggregate-failure"
         )

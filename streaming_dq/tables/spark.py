@@ -11,7 +11,8 @@ protocols the gate creates. The rows themselves are written by the executors thr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -106,24 +107,38 @@ class SparkDeltaWriter(TableWriter):
     def _table(self, target: DeltaTarget) -> str:
         return "delta.`" + target.uri.replace("`", "``") + "`"
 
+    @contextmanager
+    def _conf(self, key: str, value: str | None) -> Iterator[None]:
+        """Set one session conf for the duration of a command (None: leave it), then restore it."""
+        before = self.spark.conf.get(key, None)
+        if value is not None:
+            self.spark.conf.set(key, value)
+        try:
+            yield
+        finally:
+            if value is not None:
+                if before is None:
+                    self.spark.conf.unset(key)
+                else:
+                    self.spark.conf.set(key, before)
+
+    def _listing_parallelism(self) -> str:
+        """Tasks for VACUUM's file listing: Delta takes ``parallelPartitionDiscovery.parallelism`` (10,000 by
+        default) as the task count, which cost 198 s for a 4-file table on local[2] here (3 s with 2)."""
+        from pyspark.sql.utils import is_remote
+
+        cores = 8 if is_remote() else self.spark.sparkContext.defaultParallelism
+        return str(max(2, min(cores, 64)))
+
     def compact(
         self, target: DeltaTarget, *, target_size: int | None = None, z_order: Sequence[str] = ()
     ) -> Compaction:
         sql = f"OPTIMIZE {self._table(target)}"
         if z_order:
             sql += " ZORDER BY (" + ", ".join(f"`{c}`" for c in z_order) + ")"
-        key = "spark.databricks.delta.optimize.maxFileSize"
-        before = self.spark.conf.get(key, None)
-        if target_size is not None:
-            self.spark.conf.set(key, str(target_size))
-        try:
+        size = None if target_size is None else str(target_size)
+        with self._conf("spark.databricks.delta.optimize.maxFileSize", size):
             row = self.spark.sql(sql).collect()[0]
-        finally:
-            if target_size is not None:
-                if before is None:
-                    self.spark.conf.unset(key)
-                else:
-                    self.spark.conf.set(key, before)
         metrics = row["metrics"]
         return Compaction(int(metrics["numFilesRemoved"]), int(metrics["numFilesAdded"]))
 
@@ -133,10 +148,13 @@ class SparkDeltaWriter(TableWriter):
 
     def vacuum(self, target: DeltaTarget, retention: timedelta, *, dry_run: bool) -> list[str]:
         hours = int(retention.total_seconds() // 3600)
-        listed = self.spark.sql(f"VACUUM {self._table(target)} RETAIN {hours} HOURS DRY RUN").collect()
-        files = [str(r[0]) for r in listed]
-        if not dry_run and files:
-            self.spark.sql(f"VACUUM {self._table(target)} RETAIN {hours} HOURS").collect()
+        with self._conf(
+            "spark.sql.sources.parallelPartitionDiscovery.parallelism", self._listing_parallelism()
+        ):
+            listed = self.spark.sql(f"VACUUM {self._table(target)} RETAIN {hours} HOURS DRY RUN").collect()
+            files = [str(r[0]) for r in listed]
+            if not dry_run and files:
+                self.spark.sql(f"VACUUM {self._table(target)} RETAIN {hours} HOURS").collect()
         return files
 
     def replace_rows(self, target: DeltaTarget, data: pa.Table, predicate: str) -> None:

@@ -67,3 +67,57 @@ def test_compaction_every_two_batches_keeps_rows_exactly_once_across_a_restart(s
     assert Counter(ids(tmp_path / "pass")) == Counter(i for i in range(70) if i % 10)
     assert Counter(ids(tmp_path / "quarantine")) == Counter(range(0, 70, 10))
     assert seen[6].maintenance is not None and files(tmp_path / "pass") == 1
+
+
+def test_an_unsafe_vacuum_or_an_unknown_z_order_column_stops_the_gate_before_its_first_batch(spark, tmp_path):
+    from datetime import timedelta
+
+    import pytest
+
+    from streaming_dq.exceptions import ConfigError
+
+    landing = tmp_path / "landing"
+    land(landing, "f0", [row(1)])
+    for policy, field in [
+        (
+            MaintenancePolicy(every_batches=10, vacuum_retention=timedelta(days=1)),
+            "maintenance.vacuum.retention",
+        ),
+        (MaintenancePolicy(every_batches=10, z_order=("order_ts",)), "maintenance.z-order-by"),
+    ]:
+        gate = make_gate(tmp_path, maintenance=policy)
+        with pytest.raises(ConfigError) as info:
+            gate.start(stream(spark, landing), checkpoint_location=str(tmp_path / "chk"))
+        assert info.value.field_path == field
+    assert not (tmp_path / "chk").exists()  # no query was started
+
+
+def test_maintain_on_the_spark_writer_compacts_with_optimize_and_vacuums_dry(spark, tmp_path):
+    import re
+
+    import pyarrow as pa
+    from typer.testing import CliRunner
+
+    from streaming_dq.cli.main import app
+    from streaming_dq.tables import AppTransaction, DeltaTarget, SparkDeltaWriter
+
+    writer, target = SparkDeltaWriter(spark), DeltaTarget(str(tmp_path / "pass"))
+    for b in range(2):
+        writer.append(target, pa.table({"id": [b, b + 10]}), AppTransaction("orders:q", b))
+    config = tmp_path / "gate.yaml"
+    config.write_text(
+        "gate: {name: orders}\nsource: {format: json, path: landing, schema: 'id BIGINT'}\ncheckpoint: chk\n"
+        "targets: {pass: pass, quarantine: quarantine, writer: spark}\n"
+        "checks: [{check: null-check, check-id: id, columns: [id]}]\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(app, ["maintain", str(config), "--vacuum", "7 days", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert re.search(
+        r"^pass .*: \d+ -> 1 files, compacted \d+ into 1, would delete 0 files", result.stdout, re.M
+    )
+    assert "quarantine" in result.stdout and "no table yet" in result.stdout
+    assert "with spark" in result.stdout
+    assert DeltaTable(target.uri).history(1)[0]["operation"] == "OPTIMIZE"
+    assert writer.committed_version(target, "orders:q") == 1
+    assert spark.range(1).count() == 1  # the shared session is still up

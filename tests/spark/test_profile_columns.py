@@ -85,3 +85,30 @@ def test_event_date_column_does_not_depend_on_the_session_time_zone(spark: Any) 
     finally:
         spark.conf.set("spark.sql.session.timeZone", previous)
     assert got == expected
+
+
+def test_public_holiday_profiles_agree_with_python_on_every_date(spark: Any) -> None:
+    from pyspark.sql import functions as F
+
+    from streaming_dq.profiles import PublicHolidayProfile
+
+    calendar = PublicHolidayProfile("US", country="US", subdivision="NY", days_before=1, days_after=1)
+    profiles = calendar.expand()
+    first, last = date(2024, 11, 1), date(2026, 1, 10)
+    dates: list[date | None] = [first + timedelta(n) for n in range((last - first).days + 1)]
+    dates.append(None)
+    df = spark.createDataFrame([(d,) for d in dates], "d date")
+    columns = [p.active_column(F.col("d")).alias(f"a{i}") for i, p in enumerate(profiles)]
+    rows = df.select("d", *columns, regime_column(profiles, F.col("d")).alias("regime")).collect()
+    got = {r["d"]: ([r[f"a{i}"] for i in range(len(profiles))], r["regime"]) for r in rows}
+    expected = {
+        d: ([d is not None and p.is_active(d) for p in profiles], regime_of(profiles, d).mask) for d in dates
+    }
+    assert got == expected
+    names = [p.name for p in profiles]
+    on = lambda d: [n for n, a in zip(names, got[d][0], strict=True) if a]  # noqa: E731
+    assert (
+        on(date(2025, 11, 27)) == on(date(2025, 11, 28)) == on(date(2025, 11, 26)) == ["US: Thanksgiving Day"]
+    )
+    assert on(date(2025, 12, 26)) == ["US: Christmas Day"] and on(date(2025, 12, 10)) == []
+    assert all(sum(flags) <= 1 for flags, _ in got.values())  # a date belongs to one holiday of a calendar

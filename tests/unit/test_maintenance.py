@@ -231,3 +231,21 @@ def test_folding_any_prefix_of_the_batches_keeps_each_checks_total(
     total = lambda rs, c: sum(r["n"] for r in rs if r["check_id"] == c)  # noqa: E731
     assert all(total(folded, c) == total(rows, c) for c in ("a", "b"))
     assert len([r for r in folded if r["scope"] == ROLLUP_SCOPE]) == len({c for c, _ in counts[:cut]})
+
+
+def test_z_order_rewrites_the_table_by_the_columns_and_keeps_the_transactions(tmp_path: Path) -> None:
+    from streaming_dq.maintenance import z_order_columns
+
+    writer, target = DeltaRsWriter(), appended(tmp_path / "pass", 6)
+    (table,) = maintain(writer, {"pass": target}, MaintenancePolicy(z_order=("batch", "id"))).tables
+    assert table.compacted == (6, 1) and table.error is None
+    assert DeltaTable(target.uri).history(1)[0]["operation"] == "OPTIMIZE"
+    assert DeltaTable(target.uri).transaction_version("g:q1") == 5
+    assert sorted(read_table(target.uri).column("id").to_pylist()) == list(range(60))
+    (results,) = maintain(
+        writer, {"results": appended(tmp_path / "r", 2)}, MaintenancePolicy(z_order=("x",))
+    ).tables
+    assert results.error is None  # Z-order applies to pass and quarantine only
+    with pytest.raises(ConfigError, match=r"Z-order column\(s\) order_ts not in the pass table") as info:
+        z_order_columns(["order_ts"], ["id", "batch"])
+    assert info.value.field_path == "maintenance.z-order-by"

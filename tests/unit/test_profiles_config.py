@@ -171,8 +171,12 @@ def test_an_empty_list_gives_no_profiles() -> None:
         ([recurring(**{"month-day-start": "12-24"})], "profiles[0].month-day-end", "needs both"),
         ([recurring(weekdays=None, **{"month-day-end": "01-01"})], "profiles[0].month-day-end", "needs both"),
         ([recurring(weekdays=None)], "profiles[0]", "needs month-day-start/month-day-end, weekdays, or both"),
-        ([recurring(type="birthday")], "profiles[0].type", "one of holiday, recurring; got 'birthday'"),
-        ([{"name": "x"}], "profiles[0].type", "one of holiday, recurring; it is missing"),
+        (
+            [recurring(type="birthday")],
+            "profiles[0].type",
+            "one of holiday, public-holidays, recurring; got 'birthday'",
+        ),
+        ([{"name": "x"}], "profiles[0].type", "one of holiday, public-holidays, recurring; it is missing"),
         (
             [holiday(), holiday(name=" Xmas ")],
             "profiles",
