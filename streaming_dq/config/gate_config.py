@@ -512,7 +512,14 @@ class MaintenanceSection(_Section):
         "without it the gate never runs maintenance itself.",
     )
     compact: bool = Field(default=True, description="Rewrite small files into files of target-file-size.")
-    target_file_size: Annotated[int, BeforeValidator(_size)] | None = Field(
+    target_file_size: (
+        Annotated[
+            int,
+            BeforeValidator(_size),
+            WithJsonSchema({"type": ["integer", "string"], "examples": ["128 MiB"]}),
+        ]
+        | None
+    ) = Field(
         default=None, description="e.g. '128 MiB'; default: the writer's (100 MiB delta-rs, 1 GiB Spark)."
     )
     z_order_by: list[NonEmpty] = Field(
