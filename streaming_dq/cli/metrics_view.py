@@ -7,7 +7,6 @@ A window size or check id the config does not have is an error with the close ma
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,6 +18,7 @@ from zoneinfo import ZoneInfo
 from rich.console import Console
 from rich.table import Table
 
+from streaming_dq.core.suggest import did_you_mean
 from streaming_dq.exceptions import ConfigError
 
 
@@ -32,9 +32,7 @@ class MetricsView:
 
 
 def _close(value: str, choices: list[str]) -> str:
-    near = difflib.get_close_matches(value, choices, n=3, cutoff=0.5)
-    listed = ", ".join(choices) or "none"
-    return f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else f" (there are: {listed})"
+    return did_you_mean(value, choices) or f" (there are: {', '.join(choices) or 'none'})"
 
 
 def _window_of(config: Path, window: str, windows: dict[str, Any]) -> str:

@@ -14,7 +14,6 @@ a date outside them is not a holiday (``is_active`` and the Spark predicate agre
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from datetime import date, timedelta
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
+from streaming_dq.core.suggest import did_you_mean
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.profiles.rules import Rule
 
@@ -70,10 +70,8 @@ class DateSetProfile:
 
 
 def _close(value: str, choices: Sequence[str], what: str) -> str:
-    near = difflib.get_close_matches(value, list(choices), n=3, cutoff=0.5)
-    if near:
-        return f"unknown {what} {value!r}; did you mean {' or '.join(repr(n) for n in near)}?"
-    return f"unknown {what} {value!r} ({len(choices)} known, e.g. {', '.join(sorted(choices)[:8])})"
+    hint = did_you_mean(value, choices) or f" ({len(choices)} known, e.g. {', '.join(sorted(choices)[:8])})"
+    return f"unknown {what} {value!r}{hint}"
 
 
 def check_country(country: str) -> str:

@@ -28,21 +28,27 @@ PROFILES = [
 ]
 
 
-def test_active_and_regime_columns_agree_with_python_on_every_date(spark: Any) -> None:
+def columns_on_every_date(spark: Any, profiles: list[Any], first: date, last: date) -> dict[Any, Any]:
+    """Per date from ``first`` to ``last`` (and NULL): each profile's Spark ``active_column`` and the Spark
+    regime mask, asserted equal to ``is_active`` and ``regime_of`` in Python."""
     from pyspark.sql import functions as F
 
-    first, last = date(2023, 12, 1), date(2026, 3, 31)  # Feb 29 2024, two new years, both holiday bounds
     dates: list[date | None] = [first + timedelta(n) for n in range((last - first).days + 1)]
     dates.append(None)
     df = spark.createDataFrame([(d,) for d in dates], "d date")
-    columns = [p.active_column(F.col("d")).alias(f"a{i}") for i, p in enumerate(PROFILES)]
-    rows = df.select("d", *columns, regime_column(PROFILES, F.col("d")).alias("regime")).collect()
-
-    got = {r["d"]: ([r[f"a{i}"] for i in range(len(PROFILES))], r["regime"]) for r in rows}
+    columns = [p.active_column(F.col("d")).alias(f"a{i}") for i, p in enumerate(profiles)]
+    rows = df.select("d", *columns, regime_column(profiles, F.col("d")).alias("regime")).collect()
+    got = {r["d"]: ([r[f"a{i}"] for i in range(len(profiles))], r["regime"]) for r in rows}
     expected = {
-        d: ([d is not None and p.is_active(d) for p in PROFILES], regime_of(PROFILES, d).mask) for d in dates
+        d: ([d is not None and p.is_active(d) for p in profiles], regime_of(profiles, d).mask) for d in dates
     }
     assert got == expected
+    return got
+
+
+def test_active_and_regime_columns_agree_with_python_on_every_date(spark: Any) -> None:
+    # Feb 29 2024, two new years, both holiday bounds
+    got = columns_on_every_date(spark, PROFILES, date(2023, 12, 1), date(2026, 3, 31))
     assert got[date(2025, 12, 20)] == ([True, False, True, False, False, False], 0b101)
     assert got[None] == ([False] * len(PROFILES), 0)
 
@@ -88,23 +94,11 @@ def test_event_date_column_does_not_depend_on_the_session_time_zone(spark: Any) 
 
 
 def test_public_holiday_profiles_agree_with_python_on_every_date(spark: Any) -> None:
-    from pyspark.sql import functions as F
-
     from streaming_dq.profiles import PublicHolidayProfile
 
     calendar = PublicHolidayProfile("US", country="US", subdivision="NY", days_before=1, days_after=1)
     profiles = calendar.expand()
-    first, last = date(2024, 11, 1), date(2026, 1, 10)
-    dates: list[date | None] = [first + timedelta(n) for n in range((last - first).days + 1)]
-    dates.append(None)
-    df = spark.createDataFrame([(d,) for d in dates], "d date")
-    columns = [p.active_column(F.col("d")).alias(f"a{i}") for i, p in enumerate(profiles)]
-    rows = df.select("d", *columns, regime_column(profiles, F.col("d")).alias("regime")).collect()
-    got = {r["d"]: ([r[f"a{i}"] for i in range(len(profiles))], r["regime"]) for r in rows}
-    expected = {
-        d: ([d is not None and p.is_active(d) for p in profiles], regime_of(profiles, d).mask) for d in dates
-    }
-    assert got == expected
+    got = columns_on_every_date(spark, profiles, date(2024, 11, 1), date(2026, 1, 10))
     names = [p.name for p in profiles]
     on = lambda d: [n for n, a in zip(names, got[d][0], strict=True) if a]  # noqa: E731
     assert (
