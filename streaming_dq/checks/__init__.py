@@ -2,10 +2,11 @@
 
 One family per module: ``null``, ``numeric``, ``temporal`` (date/timestamp), ``strings``, ``contained``,
 ``comparison``, ``expression``, ``count``, ``completeness``, ``uniqueness``, ``schema``, ``freshness``,
-``integrity`` and ``metric``. docs/checks.md lists every registered check.
+``integrity``, ``metric`` and ``anomaly`` (a window's metric against its own history). docs/checks.md lists every registered check.
 """
 
 from streaming_dq.checks import (  # noqa: F401
+    anomaly,
     comparison,
     completeness,
     contained,

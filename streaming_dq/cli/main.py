@@ -23,7 +23,7 @@ from streaming_dq.exceptions import ConfigError
 
 if TYPE_CHECKING:
     from streaming_dq.config.gate_config import GateConfig
-    from streaming_dq.core.outcome import BatchOutcome
+    from streaming_dq.core.outcome import BatchOutcome, WindowOutcome
     from streaming_dq.job import JobTotals
 
 EXIT_OK = 0
@@ -192,13 +192,25 @@ def _batch_line(outcome: BatchOutcome) -> str:
     return line + (f"  [dim]({escape('; '.join(extras))})[/]" if extras else "")
 
 
+def anomaly_text(w: WindowOutcome) -> str:
+    """``"  expected 100.5 in [85.43, 115.6], score 0.29"`` for an anomaly verdict, its reason when skipped."""
+    if w.reason:
+        return f"  ({w.reason})"
+    if w.expected_value is None:
+        return ""
+    low = "-inf" if w.band_low is None else f"{w.band_low:,.6g}"
+    high = "inf" if w.band_high is None else f"{w.band_high:,.6g}"
+    score = "" if w.score is None else f", score {w.score:.3g}"
+    return f"  expected {w.expected_value:,.6g} in [{low}, {high}]{score} over {w.history} windows"
+
+
 def _window_lines(outcome: BatchOutcome, timezone: str) -> list[str]:
     """One line per event-time window whose verdict became final in this batch, in the gate's time zone."""
     from zoneinfo import ZoneInfo
 
     tz, lines = ZoneInfo(timezone), []
     for w in outcome.windows:
-        if w.status not in ("passed", "failed"):
+        if w.status not in ("passed", "failed") and not (w.status == "skipped" and w.reason):
             continue  # an open window's running value is not a verdict yet
         start, end = w.window_start.astimezone(tz), w.window_end.astimezone(tz)
         midnight = start.time() == end.time() == datetime_time(0)
@@ -218,6 +230,7 @@ def _window_lines(outcome: BatchOutcome, timezone: str) -> list[str]:
             else "green"
         )
         verdict = f"[{colour}]{w.status}[/]" + (f" ({w.severity})" if w.status == "failed" else "")
+        value += anomaly_text(w)
         lines.append(f"      window {escape(w.check_id)} {span} ({timezone}): {verdict}{escape(value)}")
     return lines
 

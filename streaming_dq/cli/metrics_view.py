@@ -117,6 +117,17 @@ def _value(line: dict[str, Any]) -> str:
     return _number(adjusted if adjusted is not None else raw)
 
 
+def _expected(line: dict[str, Any]) -> str:
+    """An anomaly verdict's expected value and band (``100.5 (85.43 .. 115.6)``), or why it was skipped."""
+    if line.get("reason"):
+        return str(line["reason"])
+    if line.get("expected") is None:
+        return "-"
+    low, high = line.get("band_low"), line.get("band_high")
+    band = f"{'-inf' if low is None else _number(low)} .. {'inf' if high is None else _number(high)}"
+    return f"{_number(line['expected'])} ({band})"
+
+
 def print_lines(view: MetricsView, *, as_json: bool, console: Console) -> None:
     """A table for people, or a JSON document for machines (times in UTC, ISO 8601)."""
     if as_json:
@@ -128,18 +139,23 @@ def print_lines(view: MetricsView, *, as_json: bool, console: Console) -> None:
         title=f"gate {view.gate!r}: accumulated metrics"
         + (f" (times in {view.timezone})" if windowed else "")
     )
-    for name, justify in (("check", "left"), ("window", "left"), ("span", "left"), ("value", "right"),
-                          ("status", "left"), ("profiles", "left")):  # fmt: skip
+    anomalies = any(line.get("expected") is not None or line.get("reason") for line in view.lines)
+    columns = [
+        ("check", "left"),
+        ("window", "left"),
+        ("span", "left"),
+        ("value", "right"),
+        ("status", "left"),
+    ]
+    columns += [("expected (band)", "right"), ("score", "right")] if anomalies else []
+    for name, justify in [*columns, ("profiles", "left")]:
         table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for line in view.lines:
-        table.add_row(
-            str(line["check"]),
-            str(line.get("window") or "-"),
-            _span(line, tz),
-            _value(line),
-            str(line.get("status") or "-"),
-            ", ".join(line.get("profiles") or ()) or "-",
-        )
+        cells = [str(line["check"]), str(line.get("window") or "-"), _span(line, tz), _value(line)]
+        cells.append(str(line.get("status") or "-"))
+        if anomalies:
+            cells += [_expected(line), _number(line.get("score"))]
+        table.add_row(*cells, ", ".join(line.get("profiles") or ()) or "-")
     console.print(table)
     if not view.lines:
         console.print("no metrics recorded yet")

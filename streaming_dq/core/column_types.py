@@ -73,7 +73,7 @@ def column_type_problems(
     """
     problems: list[tuple[BaseCheck, str, str]] = []
     for check in checks:
-        kind = getattr(type(check), "column_kind", None)
+        kind = getattr(check, "column_kind", None)  # an anomaly check takes its metric's
         for path, column in check_columns(check):
             if column not in types:
                 if missing:

@@ -51,7 +51,12 @@ class CheckOutcome:
 
 @dataclass(frozen=True)
 class WindowOutcome:
-    """The verdict of a window-scoped check over one closed (or still open) event-time window."""
+    """The verdict of a window-scoped check over one closed (or still open) event-time window.
+
+    An anomaly check's verdict also carries ``expected_value``, the band (``band_low``/``band_high``; None:
+    unbounded on that side), ``score`` (how far off, in the band's unit), ``history`` (the baseline's size),
+    ``reason`` (why it was skipped) and ``in_baseline`` (whether later windows may compare with this one).
+    """
 
     check_id: str
     check_type: str
@@ -64,6 +69,13 @@ class WindowOutcome:
     adjusted_value: float | None
     multiplier: float = 1.0
     profiles: tuple[str, ...] = ()
+    expected_value: float | None = None
+    band_low: float | None = None
+    band_high: float | None = None
+    score: float | None = None
+    history: int | None = None
+    reason: str | None = None
+    in_baseline: bool | None = None
 
 
 @dataclass(frozen=True)

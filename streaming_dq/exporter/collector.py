@@ -48,6 +48,11 @@ class GateInstruments:
     window_check_failed: Gauge
     window_value: Gauge
     window_results: Counter
+    anomaly_observed: Gauge
+    anomaly_expected: Gauge
+    anomaly_band: Gauge
+    anomaly_score: Gauge
+    anomalies: Counter
     batches: Counter
     batch_duration: Histogram
     last_committed_batch_id: Gauge
@@ -113,6 +118,30 @@ def build_instruments() -> GateInstruments:
         ),
         window_results=_counter(
             "streaming_dq_window_results_total", "Closed windows evaluated, by verdict.", "check", "status"
+        ),
+        anomaly_observed=_gauge(
+            "streaming_dq_anomaly_observed",
+            "Last judged window's value (after the profile multiplier).",
+            "check",
+        ),
+        anomaly_expected=_gauge(
+            "streaming_dq_anomaly_expected",
+            "Last judged window's expected value (its baseline's centre).",
+            "check",
+        ),
+        anomaly_band=_gauge(
+            "streaming_dq_anomaly_band",
+            "Last judged window's band (edge: low|high; absent: unbounded).",
+            "check",
+            "edge",
+        ),
+        anomaly_score=_gauge(
+            "streaming_dq_anomaly_score",
+            "How far off the last judged window was, in the band's unit.",
+            "check",
+        ),
+        anomalies=_counter(
+            "streaming_dq_anomalies_total", "Closed windows an anomaly check flagged.", "check", "severity"
         ),
         batches=_counter("streaming_dq_batches_total", "Micro-batches handled, by result.", "result"),
         batch_duration=Histogram(

@@ -142,4 +142,10 @@ def _window(row: Mapping[str, Any]) -> WindowOutcome:
         adjusted_value=row["adjusted_value"],
         multiplier=float(row["multiplier"] if row["multiplier"] is not None else 1.0),
         profiles=tuple(row["profiles"] or ()),
+        expected_value=row.get("expected_value"),
+        band_low=row.get("band_low"),
+        band_high=row.get("band_high"),
+        score=row.get("score"),
+        history=row.get("history"),
+        reason=row.get("reason"),
     )

@@ -208,6 +208,9 @@ class GateMetrics:
         if kind in (None, "window"):
             for status in WINDOW_STATUSES:
                 i.window_results.labels(gate, cid, status)
+        if check.check_type == "anomaly-check":
+            for severity in SEVERITIES:
+                i.anomalies.labels(gate, cid, severity)
 
     # -- recording -------------------------------------------------------------------------------------
 
@@ -247,6 +250,24 @@ class GateMetrics:
             self._set_values(
                 i.window_value.labels, (gate, cid, window.window), window.raw_value, window.adjusted_value
             )
+            if window.expected_value is not None:
+                self._record_anomaly(window)
+
+    def _record_anomaly(self, window: WindowOutcome) -> None:
+        """An anomaly verdict's observed, expected, band and score (one series per check: the last window);
+        a band edge that is unbounded (``direction``) has no series."""
+        i, gate, cid = self._i, self.gate, window.check_id
+        assert window.expected_value is not None
+        if window.adjusted_value is not None:
+            i.anomaly_observed.labels(gate, cid).set(window.adjusted_value)
+        i.anomaly_expected.labels(gate, cid).set(window.expected_value)
+        for edge, value in (("low", window.band_low), ("high", window.band_high)):
+            if value is not None:
+                i.anomaly_band.labels(gate, cid, edge).set(value)
+        if window.score is not None:
+            i.anomaly_score.labels(gate, cid).set(window.score)
+        if window.status == "failed":
+            i.anomalies.labels(gate, cid, window.severity).inc()
 
     @staticmethod
     def _set_values(

@@ -17,6 +17,7 @@ them and judges the window again (a new final verdict is reported).
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ import pyarrow.compute as pc
 from streaming_dq.core.base_check import ObservableAggregateCheck
 from streaming_dq.core.outcome import WindowOutcome
 from streaming_dq.exceptions import ConfigError, InternalError
+from streaming_dq.metrics.baseline import HistoryPoint
 from streaming_dq.metrics.states import (
     HLL_LG_K,
     CountState,
@@ -44,6 +46,8 @@ from streaming_dq.metrics.windows import window_bounds, window_date, window_star
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
+
+    from streaming_dq.checks.anomaly import AnomalyCheck
 
     from streaming_dq.metrics.specs import StateSpec
 
@@ -354,6 +358,10 @@ class WindowAccumulator:
         self.checks = {c.check_id: c for c in window_checks}
         self.sizes = {c.check_id: _scope_size(c) for c in window_checks}
         self.kinds = {c.check_id: _kinds(c) for c in window_checks}
+        #: How far back an anomaly check's baseline reaches (its history keeps no more).
+        self.lookbacks: dict[str, timedelta] = {
+            c.check_id: c.lookback for c in window_checks if isinstance(c, _anomaly_class())
+        }
         self.profiles = tuple(profiles)
         self.timezone = timezone
         self.allowed_lateness = allowed_lateness
@@ -362,6 +370,8 @@ class WindowAccumulator:
 
     def _reset(self) -> None:
         self.windows: dict[tuple[str, datetime], dict[str, Any]] = {}
+        #: Anomaly checks' closed windows by start: what later baselines are picked from.
+        self.history: dict[str, dict[datetime, HistoryPoint]] = {cid: {} for cid in self.lookbacks}
         self.lifetime: dict[str, dict[str, Any]] = {}
         self.next_start: dict[str, datetime] = {}
         self.max_event_time: datetime | None = None
@@ -497,8 +507,12 @@ class WindowAccumulator:
         overrides = resolve_overrides(target, self.profiles, window_date(start, self.timezone))
         raw = check.metric_value(states)
         adjusted: float | None = None
+        anomaly: dict[str, Any] = {}
         if overrides.disabled:
             status = "skipped"
+        elif _is_anomaly(check):
+            adjusted = raw * overrides.metric_multiplier if raw is not None and not math.isnan(raw) else raw
+            status, anomaly = self._judge_anomaly(check, start, adjusted, overrides, final=final)
         else:
             result = check.evaluate_states(states, multiplier=overrides.metric_multiplier)
             adjusted = result.metrics.get("adjusted")
@@ -515,13 +529,41 @@ class WindowAccumulator:
             adjusted_value=adjusted,
             multiplier=overrides.metric_multiplier,
             profiles=overrides.profiles,
+            **anomaly,
         )
 
+    def _judge_anomaly(
+        self, check: Any, start: datetime, observed: float | None, overrides: Any, *, final: bool
+    ) -> tuple[str, dict[str, Any]]:
+        """An anomaly check's verdict against the history of the windows closed before this one; a final
+        verdict enters the history (left out of later baselines when a profile applied, unless its rules
+        keep it)."""
+        history = self.history[check.check_id]
+        verdict = check.judge(observed, list(history.values()), start, timezone=self.timezone)
+        in_baseline = not overrides.profiles or overrides.keep_in_baseline
+        if final:
+            history[start] = HistoryPoint(start, observed, not in_baseline)
+        fields = {
+            "expected_value": verdict.expected, "band_low": verdict.low, "band_high": verdict.high,
+            "score": verdict.score, "history": verdict.history, "reason": verdict.reason,
+            "in_baseline": in_baseline,
+        }  # fmt: skip
+        status = verdict.status if final or verdict.status == "skipped" else "provisional"
+        return status, fields
+
     def _prune(self) -> None:
-        """Under ``count``, a closed window never changes again: drop its states."""
+        """Under ``count``, a closed window never changes again: drop its states. Anomaly histories keep only
+        what a baseline can still reach (``lookback`` before the first open window)."""
         if self.late_data == "count":
             for cid, start in [k for k in self.windows if k[1] < self.next_start[k[0]]]:
                 del self.windows[(cid, start)]
+        for cid, points in self.history.items():
+            first_open = self.next_start.get(cid)
+            if first_open is None:
+                continue
+            oldest = first_open - self.lookbacks[cid]
+            for start in [s for s in points if s < oldest]:
+                del points[start]
 
     def restore(self, records: Iterable[Mapping[str, Any]]) -> None:
         """Rebuild everything from the metrics store's records (``MetricsStore.read(gate)``).
@@ -546,6 +588,8 @@ class WindowAccumulator:
                 if scope == "window-result" and rec.get("status") in _FINAL:
                     end = rec["window_end"]
                     last_final[cid] = max(end, last_final.get(cid, end))
+                    if cid in self.history:
+                        self._restore_history(cid, rec)
                 elif scope in ("window", "late", "no-event-time"):
                     self._restore_state(cid, scope, rec)
         for cid in self.checks:
@@ -555,6 +599,14 @@ class WindowAccumulator:
             elif starts:
                 self.next_start[cid] = min(starts)
         self._prune()
+
+    def _restore_history(self, cid: str, rec: Mapping[str, Any]) -> None:
+        """A final verdict of an anomaly check back in its history (a later verdict of the same window, after
+        late rows reopened it, replaces the earlier)."""
+        start = rec["window_start"]
+        value = rec.get("adjusted_value")
+        excluded = rec.get("in_baseline") is False or (rec.get("status") == "skipped" and value is None)
+        self.history[cid][start] = HistoryPoint(start, value, excluded)
 
     def _same_size(self, check_id: str, window: str | None) -> bool:
         from streaming_dq.core.scope import parse_window
@@ -578,6 +630,16 @@ class WindowAccumulator:
         if scope == "window":
             key = (cid, rec["window_start"])
             self.windows[key] = merge_states(self.windows.get(key, {}), {sname: state})
+
+
+def _anomaly_class() -> type[AnomalyCheck]:
+    from streaming_dq.checks.anomaly import AnomalyCheck  # the checks import this module's package
+
+    return AnomalyCheck
+
+
+def _is_anomaly(check: Any) -> bool:
+    return isinstance(check, _anomaly_class())
 
 
 def _window_order(item: tuple[WindowKey, Any]) -> tuple[str, bool, datetime]:

@@ -69,6 +69,13 @@ METRICS_SCHEMA = pa.schema(
         pa.field("watermark", UTC_MICROS),
         pa.field("late_rows", pa.int64()),
         pa.field("null_event_time_rows", pa.int64()),
+        pa.field("expected_value", pa.float64()),
+        pa.field("band_low", pa.float64()),
+        pa.field("band_high", pa.float64()),
+        pa.field("score", pa.float64()),
+        pa.field("history", pa.int64()),
+        pa.field("reason", pa.string()),
+        pa.field("in_baseline", pa.bool_()),
     ]
 )
 """The metrics table's schema: every column nullable."""
@@ -117,7 +124,16 @@ def _result_row(w: WindowOutcome) -> dict[str, Any]:
         "scope": "window-result", "check_id": w.check_id, "check_type": w.check_type, "window": w.window,
         "window_start": w.window_start, "window_end": w.window_end, "status": w.status,
         "severity": w.severity, "raw_value": w.raw_value, "adjusted_value": w.adjusted_value,
-        "multiplier": w.multiplier, "profiles": list(w.profiles),
+        "multiplier": w.multiplier, "profiles": list(w.profiles), **anomaly_fields(w),
+        "in_baseline": w.in_baseline,
+    }  # fmt: skip
+
+
+def anomaly_fields(w: WindowOutcome) -> dict[str, Any]:
+    """The columns an anomaly verdict adds to a window's row (NULL for other checks)."""
+    return {
+        "expected_value": w.expected_value, "band_low": w.band_low, "band_high": w.band_high,
+        "score": w.score, "history": w.history, "reason": w.reason,
     }  # fmt: skip
 
 
@@ -193,6 +209,8 @@ class MetricsStore:
         self.target = DeltaTarget(self.path, storage_options=dict(storage_options or {}))
         self.writer: TableWriter = writer or DeltaRsWriter()
         self._created = False
+        #: Whether the table predates columns of METRICS_SCHEMA (the next write adds them); None: not looked.
+        self._lacks_columns: bool | None = None
 
     def ensure_table(self) -> None:
         """Create the table with :data:`METRICS_SCHEMA` unless it exists (explicitly: all columns nullable)."""
@@ -223,7 +241,13 @@ class MetricsStore:
 
         self.ensure_table()
         data = table.select(METRICS_SCHEMA.names).cast(METRICS_SCHEMA)
-        return self.writer.write_once(self.target, data, AppTransaction(app_id, batch_id))
+        if self._lacks_columns is None:
+            current = self.writer.table_schema(self.target)
+            self._lacks_columns = current is not None and not set(METRICS_SCHEMA.names) <= set(current.names)
+        txn = AppTransaction(app_id, batch_id)
+        written = self.writer.write_once(self.target, data, txn, merge_schema=self._lacks_columns)
+        self._lacks_columns = False if written else self._lacks_columns
+        return written
 
     def read_table(self, gate: str | None = None) -> pa.Table:
         """All rows (of one gate), as stored."""
@@ -356,7 +380,9 @@ def metrics_table(
         return [
             {"check": r["check_id"], "window": r["window"], "window_start": r["window_start"],
              "window_end": r["window_end"], "raw": r["raw_value"], "adjusted": r["adjusted_value"],
-             "multiplier": r["multiplier"], "status": r["status"], "profiles": tuple(r["profiles"] or ())}
+             "multiplier": r["multiplier"], "status": r["status"], "profiles": tuple(r["profiles"] or ()),
+             "expected": r.get("expected_value"), "band_low": r.get("band_low"), "band_high": r.get("band_high"),
+             "score": r.get("score"), "reason": r.get("reason")}
             for r in store.windows(gate, check=check, window=window).to_pylist()
         ]  # fmt: skip
     by_id = dict(checks) if isinstance(checks, Mapping) else {c.check_id: c for c in checks or ()}

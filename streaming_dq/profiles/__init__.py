@@ -14,7 +14,8 @@ Example:
     ... )
     >>> orders = CheckTarget("orders-min", tags=frozenset({"xmas"}))
     >>> resolve_overrides(orders, [christmas], date(2025, 12, 24))
-    ResolvedOverrides(disabled=False, metric_multiplier=2.0, severity=None, profiles=('Christmas 2025',))
+    ResolvedOverrides(disabled=False, metric_multiplier=2.0, severity=None, profiles=('Christmas 2025',),
+                      keep_in_baseline=False)
 """
 
 from streaming_dq.profiles.config import (

@@ -147,21 +147,30 @@ class SelectorConfig(_Model):
 
 
 class RuleConfig(_Model):
-    """One rule: ``{select: ..., disable: bool, metric-multiplier: float > 0, severity: critical|warning}``.
+    """One rule: ``{select: ..., disable: bool, metric-multiplier: float > 0, severity: critical|warning,
+    keep-in-baseline: bool}``.
 
     Example:
         >>> RuleConfig.model_validate({"select": {"tag": "xmas"}, "metric-multiplier": 2}).to_rule()
-        Rule(selector=TagSelector(tag='xmas'), disabled=False, metric_multiplier=2.0, severity=None)
+        Rule(selector=TagSelector(tag='xmas'), disabled=False, metric_multiplier=2.0, severity=None,
+             keep_in_baseline=False)
     """
 
     select: SelectorConfig
     disable: StrictBool = False
     metric_multiplier: Multiplier = Field(default=1.0, alias="metric-multiplier")
     severity: SeverityOverride = None
+    keep_in_baseline: StrictBool = Field(default=False, alias="keep-in-baseline")
 
     def to_rule(self) -> Rule:
         """Return the rule this config describes."""
-        return Rule(self.select.to_selector(), self.disable, self.metric_multiplier, self.severity)
+        return Rule(
+            self.select.to_selector(),
+            self.disable,
+            self.metric_multiplier,
+            self.severity,
+            self.keep_in_baseline,
+        )
 
 
 class HolidayProfileConfig(_Model):

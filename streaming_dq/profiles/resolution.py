@@ -27,16 +27,20 @@ class ResolvedOverrides:
         metric_multiplier: Product of the matching multipliers; scales an aggregate metric before comparison.
         severity: The last matching severity override, or ``None`` to keep the check's own.
         profiles: Names of the profiles with at least one rule matching the check, in order (for reporting).
+        keep_in_baseline: Every matching rule says ``keep-in-baseline``: an anomaly check's window on this date
+            still enters later baselines (a window no rule matched always does).
 
     Example:
         >>> ResolvedOverrides()
-        ResolvedOverrides(disabled=False, metric_multiplier=1.0, severity=None, profiles=())
+        ResolvedOverrides(disabled=False, metric_multiplier=1.0, severity=None, profiles=(),
+                          keep_in_baseline=False)
     """
 
     disabled: bool = False
     metric_multiplier: float = 1.0
     severity: Severity | None = None
     profiles: tuple[str, ...] = ()
+    keep_in_baseline: bool = False
 
     @property
     def is_default(self) -> bool:
@@ -75,7 +79,8 @@ def resolve_overrides(
         ...     tag("volume").set(metric_multiplier=1.5), tag("xmas").set(metric_multiplier=2.0)])
         >>> resolve_overrides(CheckTarget("orders", tags=frozenset({"volume", "xmas"})), [xmas],
         ...                   date(2025, 12, 25))
-        ResolvedOverrides(disabled=False, metric_multiplier=3.0, severity=None, profiles=('Christmas',))
+        ResolvedOverrides(disabled=False, metric_multiplier=3.0, severity=None, profiles=('Christmas',),
+                          keep_in_baseline=False)
     """
     if target_date is None:
         return DEFAULT_OVERRIDES
@@ -107,6 +112,7 @@ def _apply(target: CheckTarget, active: Iterable[Profile]) -> ResolvedOverrides:
     multiplier = 1.0
     severity: Severity | None = None
     matched: list[str] = []
+    keep = True
     for profile in active:
         for rule in profile.rules:
             if not rule.selector.matches(target):
@@ -114,8 +120,9 @@ def _apply(target: CheckTarget, active: Iterable[Profile]) -> ResolvedOverrides:
             disabled = disabled or rule.disabled
             multiplier *= rule.metric_multiplier
             severity = rule.severity if rule.severity is not None else severity
+            keep = keep and rule.keep_in_baseline
             if profile.name not in matched:
                 matched.append(profile.name)
     if not matched:
         return DEFAULT_OVERRIDES
-    return ResolvedOverrides(disabled, multiplier, severity, tuple(matched))
+    return ResolvedOverrides(disabled, multiplier, severity, tuple(matched), keep)

@@ -44,6 +44,8 @@ class Rule:
         metric_multiplier: Scales an aggregate check's metric before its threshold comparison (finite, > 0).
             Row checks have no metric and ignore it.
         severity: Replaces the selected checks' severity, or ``None`` to keep it. Strings are normalised.
+        keep_in_baseline: An anomaly check's windows under this rule still enter later baselines (by default
+            a window a profile applied to is left out of them, so a holiday does not shift the usual).
 
     Raises:
         ConfigError: The multiplier is not a finite positive number, or ``disabled`` is not a bool.
@@ -59,12 +61,18 @@ class Rule:
     disabled: bool = False
     metric_multiplier: float = 1.0
     severity: Severity | None = None
+    keep_in_baseline: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.selector, SELECTOR_TYPES):
             raise ConfigTypeError(f"a rule needs a selector, got {self.selector!r}")
         if not isinstance(self.disabled, bool):
             raise ConfigError(f"disable must be true or false, got {self.disabled!r}", field_path="disable")
+        if not isinstance(self.keep_in_baseline, bool):
+            raise ConfigError(
+                f"keep-in-baseline must be true or false, got {self.keep_in_baseline!r}",
+                field_path="keep-in-baseline",
+            )
         try:
             multiplier = validate_multiplier(self.metric_multiplier)
         except ValueError as exc:

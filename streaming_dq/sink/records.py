@@ -23,6 +23,7 @@ from streaming_dq.engine.plan import MALFORMED_CHECK_ID, ValidationPlan
 from streaming_dq.engine.rules import ERROR_TYPE, ErrorEntry
 from streaming_dq.engine.values import EventTimeStats, WindowStates
 from streaming_dq.metrics.accumulator import WindowUpdate
+from streaming_dq.metrics.store import anomaly_fields
 from streaming_dq.sink.schemas import (
     BATCH_ID_COLUMN,
     ERRORS_COLUMN,
@@ -177,6 +178,7 @@ class RoutedBatch:
             "window": w.window,
             "window_start": w.window_start,
             "window_end": w.window_end,
+            **anomaly_fields(w),
         }
 
     def outcome(

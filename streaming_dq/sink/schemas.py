@@ -74,6 +74,12 @@ RESULTS_SCHEMA = pa.schema(
         pa.field("rows_late", pa.int64()),
         pa.field("rows_null_event_time", pa.int64()),
         pa.field("duration_seconds", pa.float64()),
+        pa.field("expected_value", pa.float64()),
+        pa.field("band_low", pa.float64()),
+        pa.field("band_high", pa.float64()),
+        pa.field("score", pa.float64()),
+        pa.field("history", pa.int64()),
+        pa.field("reason", pa.string()),
     ]
 )
 

@@ -2,8 +2,8 @@
 
 The driver is a process of its own and the executors are JVMs of the worker: what the Spark router writes
 never passes through the driver. A batch far larger than ``spark.driver.maxResultSize`` goes through the
-Spark router and fails through the driver router; the documented ``deploy/spark/submit.sh`` submits a job
-config onto the cluster as a user would.
+Spark router and fails through the driver router (that run on local[2]: the limit is the driver's); the
+documented ``deploy/spark/submit.sh`` submits a job config onto the cluster as a user would.
 """
 
 from __future__ import annotations
@@ -59,8 +59,10 @@ def test_a_batch_five_times_the_drivers_result_limit_passes_on_the_executors(clu
     assert read_table(str(tmp_path / "spark" / "quarantine")).num_rows == failing
     assert engines(tmp_path / "spark" / "pass") == {"Apache-Spark"}
 
+    # the driver router collects the batch whatever the master: local[2] shows the same limit at half the cost
+    # of a second application on the cluster
     driver_router = run_job(
-        cluster_url, tmp_path / "landing", tmp_path / "driver", "--writer", "delta-rs", "--routing", "driver"
+        "local[2]", tmp_path / "landing", tmp_path / "driver", "--writer", "delta-rs", "--routing", "driver"
     )
     assert driver_router.returncode != 0
     assert "bigger than spark.driver.maxResultSize" in driver_router.stdout + driver_router.stderr

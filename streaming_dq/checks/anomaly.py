@@ -1,0 +1,359 @@
+"""Anomaly checks: a window's metric judged against the same metric's own past windows.
+
+``{check: anomaly-check, check-id: daily-orders, metric: {check: row-count}, scope: {window: 1 day},
+baseline: {windows: 4, season: weekly}, band: {mad: 3.5}, min-history: 4, severity: warning}``
+
+* ``metric``: any observable metric: ``row-count``, ``mean``, ``sum``, ``min``, ``max``, ``stddev``,
+  ``null-count``, ``distinct-count``, ``completeness-ratio`` (the last six with ``column``). The names of the
+  threshold checks that measure them are accepted too (``row-count-min-check``, ``mean-check`` ...): the
+  metric is exactly the one that check computes, from the same mergeable states, in the batch's one pass.
+* ``scope: {window: ...}`` (required): the check judges event-time windows, each ONCE when the watermark
+  closes it (``late-data``, ``allowed-lateness`` as for every window check), under the profiles of its date.
+* ``baseline``: the ``windows`` most recent earlier windows of the same ``season`` (``none``: the previous
+  windows; ``daily``: the same time on previous days, for windows under a day; ``weekly``: the same weekday
+  and time) within ``lookback`` (default: 3 x windows seasons). Windows a profile applied to are left out of
+  later baselines unless the profile's rule says ``keep-in-baseline: true`` (so Christmas does not poison
+  January); so are windows without a value.
+* ``band``: exactly one of ``relative: r`` (median +- r x |median|), ``stddevs: k`` (mean +- k x stddev) or
+  ``mad: k`` (median +- k x 1.4826 x MAD), and ``min-width: m`` (the band at least +- m x |expected| wide:
+  a few near-equal counts have a spread of 0); ``direction``: ``both`` (default), ``above`` or ``below``.
+* ``min-history`` (default: ``baseline.windows``): fewer baseline values and the window is ``skipped`` with
+  the reason "not enough history" -- never a guess.
+
+A profile's ``metric-multiplier`` scales the observed value before the comparison (and that scaled value is
+what later baselines see); ``disable`` skips the window; a ``severity`` rule downgrades it. The verdict carries
+observed value, expected value, band and score (:mod:`streaming_dq.metrics.baseline`).
+
+NULL semantics: those of the metric (NULLs are left out of means and sums, counted by ``null-count``). A
+window whose metric has no value (the mean of a window without values) is skipped with that reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from streaming_dq.checks.completeness import CompletenessRatioCheck
+from streaming_dq.checks.count import RowCountMinCheck
+from streaming_dq.checks.metric import (
+    DistinctCountCheck,
+    MaxCheck,
+    MeanCheck,
+    MinCheck,
+    NullCountCheck,
+    StddevCheck,
+    SumCheck,
+)
+from streaming_dq.checks.wording import number
+from streaming_dq.config.registry import register_check_config
+from streaming_dq.core.base_check import BaseCheck, ObservableAggregateCheck
+from streaming_dq.core.base_config import BaseAggregateCheckConfig, kebab
+from streaming_dq.core.results import AggregateCheckResult
+from streaming_dq.core.scope import parse_duration
+from streaming_dq.core.severity import Severity
+from streaming_dq.core.suggest import did_you_mean
+from streaming_dq.exceptions import ConfigError, InternalError
+from streaming_dq.metrics.baseline import (
+    AnomalyVerdict,
+    BandKind,
+    Direction,
+    HistoryPoint,
+    Season,
+    judge_anomaly,
+    pick_baseline,
+)
+from streaming_dq.metrics.specs import StateSpec
+
+__all__ = ["METRICS", "AnomalyCheck", "AnomalyCheckConfig", "metric_source"]
+
+#: metric name -> (the check class that measures it, the threshold its constructor needs but the anomaly
+#: check never uses, whether the metric reads a column).
+METRICS: dict[str, tuple[type[ObservableAggregateCheck], dict[str, Any], bool]] = {
+    "row-count": (RowCountMinCheck, {"min_count": 0}, False),
+    "mean": (MeanCheck, {"ge": -math.inf}, True),
+    "sum": (SumCheck, {"ge": -math.inf}, True),
+    "min": (MinCheck, {"ge": -math.inf}, True),
+    "max": (MaxCheck, {"ge": -math.inf}, True),
+    "stddev": (StddevCheck, {"ge": -math.inf}, True),
+    "null-count": (NullCountCheck, {"ge": 0}, True),
+    "distinct-count": (DistinctCountCheck, {"ge": 0}, True),
+    "completeness-ratio": (CompletenessRatioCheck, {"min_ratio": 0.0}, True),
+}
+_ALIASES = {
+    **{f"{name}-check": name for name in METRICS},
+    **{f"row-count-{k}-check": "row-count" for k in ("min", "max", "between", "exact")},
+}
+_SEASON_PERIODS = {"daily": timedelta(days=1), "weekly": timedelta(days=7)}
+
+
+def metric_name(name: str) -> str:
+    """The canonical metric name of ``name`` (``mean-check`` -> ``mean``).
+
+    Raises:
+        ConfigError: an unknown metric, with close matches.
+    """
+    key = name.strip().lower()
+    if key in METRICS:
+        return key
+    if key in _ALIASES:
+        return _ALIASES[key]
+    hint = did_you_mean(key, [*METRICS, *_ALIASES])
+    raise ConfigError(f"unknown metric {name!r}{hint} (metrics: {', '.join(METRICS)})")
+
+
+def metric_source(check_id: str, metric: str, column: str | None) -> ObservableAggregateCheck:
+    """The check whose states and ``metric_value`` the anomaly check uses (its threshold is never applied)."""
+    name = metric_name(metric)
+    klass, unused_threshold, needs_column = METRICS[name]
+    if needs_column and not column:
+        raise ConfigError(f"metric {name!r} needs a column", field_path="metric.column")
+    if not needs_column and column:
+        raise ConfigError(f"metric {name!r} counts rows: it takes no column", field_path="metric.column")
+    args: dict[str, Any] = {"column": column} if needs_column else {}
+    return klass(check_id, **args, **unused_threshold)
+
+
+class AnomalyCheck(ObservableAggregateCheck):
+    """A window-scoped metric judged against its own history (see the module docs).
+
+    Example:
+        >>> from streaming_dq.core.scope import WindowScope
+        >>> check = AnomalyCheck("daily-orders", metric="row-count", scope=WindowScope(window="1 day"),
+        ...                      windows=4, season="weekly", band="mad", width=3.5)
+        >>> check.judge(150.0, [], datetime(2025, 3, 6), timezone="UTC").reason
+        'not enough history: 0 of 4 windows'
+    """
+
+    def __init__(
+        self,
+        check_id: str,
+        metric: str,
+        column: str | None = None,
+        *,
+        windows: int = 4,
+        season: Season = "none",
+        band: BandKind = "relative",
+        width: float = 0.15,
+        min_width: float = 0.0,
+        min_history: int | None = None,
+        direction: Direction = "both",
+        lookback: timedelta | None = None,
+        severity: Severity = Severity.CRITICAL,
+        **kw: Any,
+    ) -> None:
+        super().__init__(check_id, severity, **kw)
+        if self.scope is None:
+            raise ConfigError(
+                f"check {check_id!r}: an anomaly check judges event-time windows: give scope: {{window: ...}}",
+                field_path="scope",
+            )
+        self.source = metric_source(check_id, metric, column)
+        self.metric = metric_name(metric)
+        self.column = column
+        self.column_kind = type(self.source).column_kind  # type: ignore[misc]
+        if windows < 1:
+            raise ConfigError("baseline.windows must be at least 1", field_path="baseline.windows")
+        if season not in ("none", "daily", "weekly"):
+            raise ConfigError(f"baseline.season must be none, daily or weekly, got {season!r}")
+        size = self.scope.size
+        if season == "daily" and size >= timedelta(days=1):
+            raise ConfigError(
+                f"season daily compares windows shorter than a day with the same time on earlier days; "
+                f"the window is {self.scope.window}",
+                field_path="baseline.season",
+            )
+        if season == "weekly" and size > timedelta(days=1):
+            raise ConfigError(
+                f"season weekly compares a weekday with earlier ones: the window ({self.scope.window}) must be "
+                "a day or shorter",
+                field_path="baseline.season",
+            )
+        if not math.isfinite(width) or width < 0:
+            raise ConfigError(f"band width must be a finite number >= 0, got {width!r}", field_path="band")
+        if not math.isfinite(min_width) or min_width < 0:
+            raise ConfigError(
+                f"band min-width must be a finite number >= 0, got {min_width!r}", field_path="band"
+            )
+        self.windows, self.season, self.band, self.width = windows, season, band, float(width)
+        self.min_width = float(min_width)
+        self.min_history = windows if min_history is None else min_history
+        if not 1 <= self.min_history <= windows:
+            raise ConfigError(
+                f"min-history must be between 1 and baseline.windows ({windows}), got {self.min_history}",
+                field_path="min-history",
+            )
+        self.direction = direction
+        period = _SEASON_PERIODS.get(season, size)
+        self.lookback = lookback if lookback is not None else 3 * windows * period
+        if self.lookback < windows * period:
+            raise ConfigError(
+                f"baseline.lookback must reach {windows} {'seasons' if season != 'none' else 'windows'} back",
+                field_path="baseline.lookback",
+            )
+
+    def _parameters(self) -> dict[str, Any]:
+        params = super()._parameters()
+        params["lookback"] = f"{self.lookback.total_seconds() / 86400:g} days"
+        return params
+
+    def state_specs(self) -> dict[str, StateSpec]:
+        return self.source.state_specs()
+
+    def metric_value(self, states: Mapping[str, Any]) -> float | None:
+        return self.source.metric_value(states)
+
+    def accepts(self, value: float | None) -> bool:
+        raise InternalError(f"anomaly check {self.check_id!r} is judged against its history, per window")
+
+    def judge(
+        self, observed: float | None, history: Sequence[HistoryPoint], start: datetime, *, timezone: str
+    ) -> AnomalyVerdict:
+        """The verdict of the window starting at ``start`` (UTC) with ``observed`` (after the multiplier)."""
+        baseline = pick_baseline(
+            history,
+            start,
+            windows=self.windows,
+            season=self.season,
+            timezone=timezone,
+            lookback=self.lookback,
+        )
+        return judge_anomaly(
+            observed,
+            baseline,
+            self.band,
+            self.width,
+            min_history=self.min_history,
+            direction=self.direction,
+            min_width=self.min_width,
+        )
+
+    def metric_label(self) -> str:
+        return self.metric.replace("-", " ").capitalize() + (f" of '{self.column}'" if self.column else "")
+
+    def band_text(self) -> str:
+        unit = {"relative": f"{number(self.width * 100)}%", "stddevs": f"{number(self.width)} stddevs"}
+        width = unit.get(self.band, f"{number(self.width)} MADs")
+        season = "" if self.season == "none" else f" {self.season}"
+        return f"within {width} of the last {self.windows}{season} windows"
+
+    def details(self, result: AggregateCheckResult) -> str:
+        return f"{self.metric_label()}: anomaly check ({self.band_text()}), judged per {self.scope.window if self.scope else 'window'}"
+
+
+# -- config ---------------------------------------------------------------------------------------------------
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=kebab, populate_by_name=True, extra="forbid", frozen=True)
+
+
+class AnomalyMetric(_Model):
+    """``metric: {check: row-count | mean | sum | ..., column: amount}``."""
+
+    check: str = Field(description="The metric: row-count, mean, sum, min, max, stddev, null-count, ...")
+    column: str | None = None
+
+    @field_validator("check")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        return metric_name(value)
+
+    @model_validator(mode="after")
+    def _column(self) -> AnomalyMetric:
+        needs = METRICS[self.check][2]
+        if needs and not self.column:
+            raise ConfigError(f"metric {self.check!r} needs a column")
+        if not needs and self.column:
+            raise ConfigError(f"metric {self.check!r} counts rows: it takes no column")
+        return self
+
+
+class AnomalyBaseline(_Model):
+    """``baseline: {windows: 4, season: none | daily | weekly, lookback: '90 days'}``."""
+
+    windows: int = Field(default=4, ge=1, le=1000)
+    season: Literal["none", "daily", "weekly"] = "none"
+    lookback: str | None = Field(
+        default=None, description="How far back a baseline may reach, e.g. '90 days'."
+    )
+
+    @field_validator("lookback")
+    @classmethod
+    def _duration(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_duration(value)
+        return value
+
+
+class AnomalyBand(_Model):
+    """``band: {relative: 0.15} | {stddevs: 3} | {mad: 3.5}``: exactly one; ``min-width: 0.05`` keeps the band
+    at least +- 5% of the expected value wide."""
+
+    relative: float | None = Field(default=None, ge=0)
+    stddevs: float | None = Field(default=None, ge=0)
+    mad: float | None = Field(default=None, ge=0)
+    min_width: float = Field(default=0.0, ge=0)
+
+    @model_validator(mode="after")
+    def _one(self) -> AnomalyBand:
+        given = [k for k in ("relative", "stddevs", "mad") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ConfigError(
+                f"give exactly one band of relative, stddevs, mad (got {', '.join(given) or 'none'})"
+            )
+        return self
+
+    @property
+    def kind(self) -> BandKind:
+        kind: BandKind = (
+            "relative" if self.relative is not None else "stddevs" if self.stddevs is not None else "mad"
+        )
+        return kind
+
+    @property
+    def width(self) -> float:
+        value = getattr(self, self.kind)
+        assert value is not None
+        return float(value)
+
+
+@register_check_config(check_name="anomaly-check")
+class AnomalyCheckConfig(BaseAggregateCheckConfig):
+    """``{check: anomaly-check, check-id, metric: {...}, scope: {window: ...}, baseline: {...}, band: {...},
+    min-history, direction}``."""
+
+    check_class: ClassVar[type[BaseCheck]] = AnomalyCheck
+    metric: AnomalyMetric
+    baseline: AnomalyBaseline = AnomalyBaseline()
+    band: AnomalyBand = AnomalyBand(relative=0.15)
+    min_history: int | None = Field(default=None, ge=1)
+    direction: Literal["both", "above", "below"] = "both"
+
+    @model_validator(mode="after")
+    def _needs_a_window(self) -> AnomalyCheckConfig:
+        if self.scope is None:
+            raise ConfigError("an anomaly check judges event-time windows: give scope: {window: 1 day}")
+        return self
+
+    def check_parameters(self) -> dict[str, Any]:
+        return {
+            "check_id": self.check_id,
+            "severity": self.severity,
+            "tags": self.tags,
+            "group": self.group,
+            "scope": self.scope,
+            "metric": self.metric.check,
+            "column": self.metric.column,
+            "windows": self.baseline.windows,
+            "season": self.baseline.season,
+            "lookback": parse_duration(self.baseline.lookback) if self.baseline.lookback else None,
+            "band": self.band.kind,
+            "width": self.band.width,
+            "min_width": self.band.min_width,
+            "min_history": self.min_history,
+            "direction": self.direction,
+        }
