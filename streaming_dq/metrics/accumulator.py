@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from pyspark.sql import Column
 
     from streaming_dq.checks.anomaly import AnomalyCheck
-
     from streaming_dq.metrics.specs import StateSpec
 
 __all__ = [
@@ -509,7 +508,9 @@ class WindowAccumulator:
         adjusted: float | None = None
         anomaly: dict[str, Any] = {}
         if overrides.disabled:
-            status = "skipped"
+            status = (
+                "skipped" if final else "provisional"
+            )  # an open window is never final: a restart reads it
         elif _is_anomaly(check):
             adjusted = raw * overrides.metric_multiplier if raw is not None and not math.isnan(raw) else raw
             status, anomaly = self._judge_anomaly(check, start, adjusted, overrides, final=final)
@@ -548,7 +549,7 @@ class WindowAccumulator:
             "score": verdict.score, "history": verdict.history, "reason": verdict.reason,
             "in_baseline": in_baseline,
         }  # fmt: skip
-        status = verdict.status if final or verdict.status == "skipped" else "provisional"
+        status = verdict.status if final else "provisional"
         return status, fields
 
     def _prune(self) -> None:

@@ -175,6 +175,24 @@ def test_profiles_can_disable_a_window_check_or_change_its_severity() -> None:
     ]
 
 
+def test_an_open_disabled_day_stays_open_across_a_restart() -> None:
+    """Its running verdict is provisional, not ``skipped``: a restart once took a stored ``skipped`` for a
+    final verdict, closed the day early and counted its later rows as late."""
+    quiet = HolidayProfile(
+        "Quiet", date(2025, 12, 24), date(2025, 12, 24), rules=[check_id("orders-per-day").disable()]
+    )
+    log: list[dict[str, Any]] = []
+    acc = WindowAccumulator("g", [orders_check(1)], profiles=[quiet], timezone=BERLIN)
+    first = feed(acc, 0, [(berlin(2025, 12, 24, 9), None)])
+    assert [w.status for w in first.provisional] == ["provisional"]  # before: "skipped"
+    log += batch_records(gate="g", app_id="g-q", batch_id=0, update=first).to_pylist()
+    restarted = WindowAccumulator("g", [orders_check(1)], profiles=[quiet], timezone=BERLIN)
+    restarted.restore(log)
+    later = feed(restarted, 1, [(berlin(2025, 12, 24, 18), None), (berlin(2025, 12, 25, 1), None)])
+    assert later.late_rows == 0
+    assert [(w.status, w.raw_value) for w in later.closed] == [("skipped", 2.0)]
+
+
 def test_a_day_without_rows_is_judged_with_empty_states() -> None:
     acc = WindowAccumulator("g", [orders_check(1)], timezone="UTC")
     feed(acc, 0, [(datetime(2025, 1, 1, 5, tzinfo=UTC), None)])

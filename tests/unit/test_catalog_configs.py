@@ -66,6 +66,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "stddev-check": {"column": "a", "lt": 5},
     "null-count-check": {"column": "a", "eq": 0},
     "distinct-count-check": {"column": "a", "between": [1, 100]},
+    "anomaly-check": {"metric": {"check": "row-count"}, "scope": {"window": "1 day"}},
 }
 
 ROW_LEVEL = {

@@ -34,6 +34,7 @@ REQUIRED_ALERTS = {
     "StreamingDQExporterDown",
     "StreamingDQMaintenanceFailing",
     "StreamingDQKafkaLagHigh",
+    "StreamingDQAnomalyDetected",
 }
 PROMQL_KEYWORDS = {
     "by",
@@ -78,6 +79,22 @@ def exposed_registry() -> CollectorRegistry:
             ),
             windows=(
                 WindowOutcome("w", "count-check", "1 day", moment, moment, "critical", "passed", 1.0, 1.0),
+                WindowOutcome(
+                    "n",
+                    "anomaly-check",
+                    "1 day",
+                    moment,
+                    moment,
+                    "warning",
+                    "failed",
+                    9.0,
+                    9.0,
+                    expected_value=5.0,
+                    band_low=4.0,
+                    band_high=6.0,
+                    score=4.0,
+                    history=4,
+                ),
             ),
         )
     )
