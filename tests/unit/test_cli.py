@@ -384,3 +384,93 @@ def test_maintain_compacts_rolls_up_and_refuses_an_unsafe_vacuum(
         1,
     )
     assert runner.invoke(app, ["maintain", str(config), "--dry-run"]).exit_code == 2
+
+
+ANOMALY = """
+gate: {name: shop, event-time: ts, timezone: UTC}
+source: {format: json, path: landing, schema: "id BIGINT, ts TIMESTAMP"}
+checkpoint: state
+targets: {pass: tables/pass, quarantine: tables/quarantine, metrics: tables/metrics, writer: delta-rs}
+checks:
+  - check: anomaly-check
+    check-id: daily-orders
+    metric: {check: row-count}
+    scope: {window: 1 day}
+    baseline: {windows: 4, season: weekly}
+    band: {relative: 0.2}
+"""
+
+
+def test_metrics_shows_each_windows_expected_value_band_and_score(
+    runner: CliRunner, tmp_path: Path, no_new_jvm: None
+) -> None:
+    """The metrics table a gate over eight generated weeks would have written, read by ``streaming-dq
+    metrics``: the anomaly columns for judged days, the reason for the first weeks'."""
+    import pyarrow as pa
+
+    from benchmarks.anomaly import anomaly_check, batches, generate_year
+    from streaming_dq.metrics.accumulator import EVENT_TIME_COLUMN, WindowAccumulator, batch_window_states
+    from streaming_dq.metrics.store import MetricsStore, batch_records
+    from streaming_dq.metrics.windows import UTC_MICROS, max_event_time
+
+    config = tmp_path / "shop.yaml"
+    config.write_text(ANOMALY, encoding="utf-8")
+    year, check = generate_year(6, days=56, anomalies=2), anomaly_check("relative", 0.2)
+    acc, store = (
+        WindowAccumulator("shop", [check], timezone="UTC"),
+        MetricsStore(tmp_path / "tables" / "metrics"),
+    )
+    closed = []
+    for b, times in enumerate(batches(year, 7)):
+        table = pa.table({EVENT_TIME_COLUMN: pa.array(times, UTC_MICROS)})
+        update = acc.update(
+            b, batch_window_states([check], table), max_event_time(table.column(EVENT_TIME_COLUMN))
+        )
+        closed += update.closed
+        store.write(batch_records(gate="shop", app_id="shop:q", batch_id=b, update=update), "shop:q", b)
+    spike = next(w for w in closed if w.status == "failed")
+
+    shown = runner.invoke(app, ["metrics", str(config), "--window", "1 day", "--json"])
+    assert shown.exit_code == 0, shown.output
+    lines = {line["window_start"][:10]: line for line in json.loads(shown.stdout)["metrics"]}
+    day = lines[spike.window_start.date().isoformat()]
+    assert (day["status"], day["expected"], day["band_low"], day["band_high"]) == (
+        "failed",
+        spike.expected_value,
+        spike.band_low,
+        spike.band_high,
+    )
+    assert lines[year.start.isoformat()]["reason"] == "not enough history: 0 of 4 windows"
+
+    table_text = runner.invoke(app, ["metrics", str(config), "--window", "1 day"], env={"COLUMNS": "200"})
+    assert table_text.exit_code == 0, table_text.output
+    assert (
+        "expected (band)" in table_text.stdout and "not enough history: 0 of 4 windows" in table_text.stdout
+    )
+    assert (
+        f"{spike.expected_value:,.6g} ({spike.band_low:,.6g} .. {spike.band_high:,.6g})" in table_text.stdout
+    )
+
+
+def test_the_batch_line_of_an_anomaly_verdict_shows_expected_band_score_or_why_it_was_skipped() -> None:
+    from datetime import UTC, datetime
+
+    from streaming_dq.cli.main import anomaly_text
+    from streaming_dq.core.outcome import WindowOutcome
+
+    day = datetime(2025, 3, 6, tzinfo=UTC)
+    judged = WindowOutcome(
+        "d", "anomaly-check", "1 day", day, day, "warning", "failed", 1650.0, 1650.0,
+        expected_value=1197.5, band_low=1017.875, band_high=1377.125, score=0.3779, history=4,
+    )  # fmt: skip
+    assert anomaly_text(judged) == "  expected 1,197.5 in [1,017.88, 1,377.12], score 0.378 over 4 windows"
+    above = WindowOutcome(
+        "d", "anomaly-check", "1 day", day, day, "warning", "passed", 10.0, 10.0,
+        expected_value=9.0, band_low=None, band_high=12.0, score=0.1, history=4,
+    )  # fmt: skip
+    assert "in [-inf, 12]" in anomaly_text(above)
+    skipped = WindowOutcome(
+        "d", "anomaly-check", "1 day", day, day, "warning", "skipped", 10.0, 10.0, history=1,
+        reason="not enough history: 1 of 4 windows",
+    )  # fmt: skip
+    assert anomaly_text(skipped) == "  (not enough history: 1 of 4 windows)"
