@@ -7,8 +7,11 @@ baseline: {windows: 4, season: weekly}, band: {mad: 3.5}, min-history: 4, severi
   ``null-count``, ``distinct-count``, ``completeness-ratio`` (the last six with ``column``). The names of the
   threshold checks that measure them are accepted too (``row-count-min-check``, ``mean-check`` ...): the
   metric is exactly the one that check computes, from the same mergeable states, in the batch's one pass.
-* ``scope: {window: ...}`` (required): the check judges event-time windows, each ONCE when the watermark
-  closes it (``late-data``, ``allowed-lateness`` as for every window check), under the profiles of its date.
+* ``scope: {window: ...}``: the check judges event-time windows, each ONCE when the watermark closes it
+  (``late-data``, ``allowed-lateness`` as for every window check), under the profiles of its date. Without a
+  scope, ``baseline: {batches: N}`` judges each micro-batch against the last N committed batches (the gate
+  keeps them and reads them back from its results table after a restart; batches a profile applied to are
+  left out).
 * ``baseline``: the ``windows`` most recent earlier windows of the same ``season`` (``none``: the previous
   windows; ``daily``: the same time on previous days, for windows under a day; ``weekly``: the same weekday
   and time) within ``lookback`` (default: 3 x windows seasons). Windows a profile applied to are left out of
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, Literal
 
@@ -52,7 +56,7 @@ from streaming_dq.checks.wording import number
 from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck, ObservableAggregateCheck
 from streaming_dq.core.base_config import BaseAggregateCheckConfig, kebab
-from streaming_dq.core.results import AggregateCheckResult
+from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
 from streaming_dq.core.scope import parse_duration
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.suggest import did_you_mean
@@ -68,7 +72,7 @@ from streaming_dq.metrics.baseline import (
 )
 from streaming_dq.metrics.specs import StateSpec
 
-__all__ = ["METRICS", "AnomalyCheck", "AnomalyCheckConfig", "metric_source"]
+__all__ = ["METRICS", "AnomalyCheck", "AnomalyCheckConfig", "metric_source", "verdict_fields"]
 
 #: metric name -> (the check class that measures it, the threshold its constructor needs but the anomaly
 #: check never uses, whether the metric reads a column).
@@ -88,6 +92,14 @@ _ALIASES = {
     **{f"row-count-{k}-check": "row-count" for k in ("min", "max", "between", "exact")},
 }
 _SEASON_PERIODS = {"daily": timedelta(days=1), "weekly": timedelta(days=7)}
+
+
+def verdict_fields(verdict: AnomalyVerdict) -> dict[str, Any]:
+    """The verdict's values as the outcome fields and table columns call them (without ``_value``)."""
+    return {
+        "expected": verdict.expected, "band_low": verdict.low, "band_high": verdict.high,
+        "score": verdict.score, "history": verdict.history, "reason": verdict.reason,
+    }  # fmt: skip
 
 
 def metric_name(name: str) -> str:
@@ -142,23 +154,62 @@ class AnomalyCheck(ObservableAggregateCheck):
         min_history: int | None = None,
         direction: Direction = "both",
         lookback: timedelta | None = None,
+        batches: int | None = None,
         severity: Severity = Severity.CRITICAL,
         **kw: Any,
     ) -> None:
         super().__init__(check_id, severity, **kw)
-        if self.scope is None:
+        if (self.scope is None) == (batches is None):
             raise ConfigError(
-                f"check {check_id!r}: an anomaly check judges event-time windows: give scope: {{window: ...}}",
+                f"check {check_id!r}: an anomaly check judges event-time windows (scope: {{window: 1 day}}) "
+                "or batches (baseline: {batches: 20}): give exactly one",
                 field_path="scope",
             )
         self.source = metric_source(check_id, metric, column)
         self.metric = metric_name(metric)
         self.column = column
         self.column_kind = type(self.source).column_kind  # type: ignore[misc]
+        #: Batch-scoped: the last ``batches`` committed batches' values are the baseline (set by the gate).
+        self.batches = batches
+        self.batch_history: list[float] = []
+        if batches is not None:
+            windows = batches
+            if season != "none":
+                raise ConfigError(
+                    "baseline.season applies to windows, not batches", field_path="baseline.season"
+                )
         if windows < 1:
             raise ConfigError("baseline.windows must be at least 1", field_path="baseline.windows")
         if season not in ("none", "daily", "weekly"):
             raise ConfigError(f"baseline.season must be none, daily or weekly, got {season!r}")
+        if self.scope is not None:
+            self._check_season(season)
+        if not math.isfinite(width) or width < 0:
+            raise ConfigError(f"band width must be a finite number >= 0, got {width!r}", field_path="band")
+        if not math.isfinite(min_width) or min_width < 0:
+            raise ConfigError(
+                f"band min-width must be a finite number >= 0, got {min_width!r}", field_path="band"
+            )
+        self.windows, self.season, self.band, self.width = windows, season, band, float(width)
+        self.min_width = float(min_width)
+        self.min_history = windows if min_history is None else min_history
+        if not 1 <= self.min_history <= windows:
+            raise ConfigError(
+                f"min-history must be between 1 and the baseline's size ({windows}), got {self.min_history}",
+                field_path="min-history",
+            )
+        self.direction = direction
+        size = self.scope.size if self.scope is not None else timedelta(0)
+        period = _SEASON_PERIODS.get(season, size)
+        self.lookback = lookback if lookback is not None else 3 * windows * period
+        if self.scope is not None and self.lookback < windows * period:
+            raise ConfigError(
+                f"baseline.lookback must reach {windows} {'seasons' if season != 'none' else 'windows'} back",
+                field_path="baseline.lookback",
+            )
+
+    def _check_season(self, season: str) -> None:
+        assert self.scope is not None
         size = self.scope.size
         if season == "daily" and size >= timedelta(days=1):
             raise ConfigError(
@@ -171,28 +222,6 @@ class AnomalyCheck(ObservableAggregateCheck):
                 f"season weekly compares a weekday with earlier ones: the window ({self.scope.window}) must be "
                 "a day or shorter",
                 field_path="baseline.season",
-            )
-        if not math.isfinite(width) or width < 0:
-            raise ConfigError(f"band width must be a finite number >= 0, got {width!r}", field_path="band")
-        if not math.isfinite(min_width) or min_width < 0:
-            raise ConfigError(
-                f"band min-width must be a finite number >= 0, got {min_width!r}", field_path="band"
-            )
-        self.windows, self.season, self.band, self.width = windows, season, band, float(width)
-        self.min_width = float(min_width)
-        self.min_history = windows if min_history is None else min_history
-        if not 1 <= self.min_history <= windows:
-            raise ConfigError(
-                f"min-history must be between 1 and baseline.windows ({windows}), got {self.min_history}",
-                field_path="min-history",
-            )
-        self.direction = direction
-        period = _SEASON_PERIODS.get(season, size)
-        self.lookback = lookback if lookback is not None else 3 * windows * period
-        if self.lookback < windows * period:
-            raise ConfigError(
-                f"baseline.lookback must reach {windows} {'seasons' if season != 'none' else 'windows'} back",
-                field_path="baseline.lookback",
             )
 
     def _parameters(self) -> dict[str, Any]:
@@ -207,7 +236,33 @@ class AnomalyCheck(ObservableAggregateCheck):
         return self.source.metric_value(states)
 
     def accepts(self, value: float | None) -> bool:
-        raise InternalError(f"anomaly check {self.check_id!r} is judged against its history, per window")
+        raise InternalError(f"anomaly check {self.check_id!r} is judged against its history, not a threshold")
+
+    def evaluate_states(
+        self, states: Mapping[str, Any], *, multiplier: float = 1.0
+    ) -> AggregateEvaluationResult:
+        """A batch-scoped check's verdict: this batch's metric (times ``multiplier``) against
+        :attr:`batch_history` (the gate keeps it: the committed batches before this one)."""
+        if self.batches is None:
+            raise InternalError(f"anomaly check {self.check_id!r} is judged per window, by the accumulator")
+        raw = self.metric_value(states)
+        adjusted = raw * multiplier if raw is not None and not math.isnan(raw) else raw
+        verdict = judge_anomaly(
+            adjusted,
+            self.batch_history[-self.windows :],
+            self.band,
+            self.width,
+            min_history=self.min_history,
+            direction=self.direction,
+            min_width=self.min_width,
+        )
+        metrics = {"value": raw, "multiplier": multiplier, "adjusted": adjusted, **verdict_fields(verdict)}
+        return AggregateEvaluationResult(verdict.status != "failed", metrics)
+
+    def wrap(self, outcome: AggregateEvaluationResult, **kw: Any) -> AggregateCheckResult:
+        """``skipped`` (with the reason in the metrics) when there was not enough history to judge."""
+        wrapped = super().wrap(outcome, **kw)
+        return replace(wrapped, status="skipped") if outcome.metrics.get("reason") else wrapped
 
     def judge(
         self, observed: float | None, history: Sequence[HistoryPoint], start: datetime, *, timezone: str
@@ -231,17 +286,21 @@ class AnomalyCheck(ObservableAggregateCheck):
             min_width=self.min_width,
         )
 
+    def details(self, result: AggregateCheckResult) -> str:
+        m = result.metrics
+        if m.get("reason"):
+            return f"{self.metric_label()} is {number(m.get('adjusted'))}; skipped: {m['reason']}"
+        if m.get("expected") is None:
+            return super().details(result)
+        low = "-inf" if m.get("band_low") is None else number(m["band_low"])
+        high = "inf" if m.get("band_high") is None else number(m["band_high"])
+        return (
+            f"{self.metric_label()} is {number(m.get('adjusted'))}; expected {number(m['expected'])} in "
+            f"[{low}, {high}] over the last {m.get('history')} batches (score {number(m.get('score'))})"
+        )
+
     def metric_label(self) -> str:
         return self.metric.replace("-", " ").capitalize() + (f" of '{self.column}'" if self.column else "")
-
-    def band_text(self) -> str:
-        unit = {"relative": f"{number(self.width * 100)}%", "stddevs": f"{number(self.width)} stddevs"}
-        width = unit.get(self.band, f"{number(self.width)} MADs")
-        season = "" if self.season == "none" else f" {self.season}"
-        return f"within {width} of the last {self.windows}{season} windows"
-
-    def details(self, result: AggregateCheckResult) -> str:
-        return f"{self.metric_label()}: anomaly check ({self.band_text()}), judged per {self.scope.window if self.scope else 'window'}"
 
 
 # -- config ---------------------------------------------------------------------------------------------------
@@ -273,9 +332,17 @@ class AnomalyMetric(_Model):
 
 
 class AnomalyBaseline(_Model):
-    """``baseline: {windows: 4, season: none | daily | weekly, lookback: '90 days'}``."""
+    """``baseline: {windows: 4, season: none | daily | weekly, lookback: '90 days'}``, or ``{batches: 20}`` for
+    a check without a window scope (a batch against the last 20 committed batches)."""
+
+    @model_validator(mode="after")
+    def _windows_or_batches(self) -> AnomalyBaseline:
+        if self.batches is not None and self.model_fields_set & {"windows", "season", "lookback"}:
+            raise ConfigError("give batches (a batch-scoped check) or windows/season/lookback, not both")
+        return self
 
     windows: int = Field(default=4, ge=1, le=1000)
+    batches: int | None = Field(default=None, ge=1, le=10000, description="Batch-scoped: the last N batches.")
     season: Literal["none", "daily", "weekly"] = "none"
     lookback: str | None = Field(
         default=None, description="How far back a baseline may reach, e.g. '90 days'."
@@ -334,9 +401,16 @@ class AnomalyCheckConfig(BaseAggregateCheckConfig):
     direction: Literal["both", "above", "below"] = "both"
 
     @model_validator(mode="after")
-    def _needs_a_window(self) -> AnomalyCheckConfig:
-        if self.scope is None:
-            raise ConfigError("an anomaly check judges event-time windows: give scope: {window: 1 day}")
+    def _window_or_batches(self) -> AnomalyCheckConfig:
+        if self.scope is None and self.baseline.batches is None:
+            raise ConfigError(
+                "an anomaly check judges event-time windows (scope: {window: 1 day}) or batches "
+                "(baseline: {batches: 20}): give one"
+            )
+        if self.scope is not None and self.baseline.batches is not None:
+            raise ConfigError(
+                "baseline.batches is for a check without a window scope; windows: N for windows"
+            )
         return self
 
     def check_parameters(self) -> dict[str, Any]:
@@ -349,6 +423,7 @@ class AnomalyCheckConfig(BaseAggregateCheckConfig):
             "metric": self.metric.check,
             "column": self.metric.column,
             "windows": self.baseline.windows,
+            "batches": self.baseline.batches,
             "season": self.baseline.season,
             "lookback": parse_duration(self.baseline.lookback) if self.baseline.lookback else None,
             "band": self.band.kind,

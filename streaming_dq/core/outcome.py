@@ -34,6 +34,9 @@ class CheckOutcome:
         multiplier: The product of the active profiles' multipliers for this check.
         profiles: Names of the profiles whose rules applied to this check.
         regime: Names of all profiles active for the rows this verdict covers (empty: no profile).
+
+    A batch-scoped anomaly check's verdict also carries ``expected_value``, ``band_low``, ``band_high``,
+    ``score``, ``history`` and ``reason`` (as :class:`WindowOutcome` does).
     """
 
     check_id: str
@@ -47,6 +50,12 @@ class CheckOutcome:
     multiplier: float = 1.0
     profiles: tuple[str, ...] = ()
     regime: tuple[str, ...] = ()
+    expected_value: float | None = None
+    band_low: float | None = None
+    band_high: float | None = None
+    score: float | None = None
+    history: int | None = None
+    reason: str | None = None
 
 
 @dataclass(frozen=True)

@@ -239,6 +239,8 @@ class GateMetrics:
             self._set_values(i.aggregate_value.labels, (gate, cid), check.raw_value, check.adjusted_value)
             if check.status == "failed":
                 i.aggregate_failures.labels(gate, cid, check.severity).inc()
+            if check.expected_value is not None:
+                self._record_anomaly(check)
 
     def _record_windows(self, windows: Iterable[WindowOutcome]) -> None:
         i, gate = self._i, self.gate
@@ -253,7 +255,7 @@ class GateMetrics:
             if window.expected_value is not None:
                 self._record_anomaly(window)
 
-    def _record_anomaly(self, window: WindowOutcome) -> None:
+    def _record_anomaly(self, window: WindowOutcome | CheckOutcome) -> None:
         """An anomaly verdict's observed, expected, band and score (one series per check: the last window);
         a band edge that is unbounded (``direction``) has no series."""
         i, gate, cid = self._i, self.gate, window.check_id

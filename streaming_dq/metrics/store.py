@@ -31,7 +31,7 @@ from streaming_dq.metrics.states import state_from_record
 from streaming_dq.metrics.windows import UTC_MICROS
 
 if TYPE_CHECKING:
-    from streaming_dq.core.outcome import WindowOutcome
+    from streaming_dq.core.outcome import CheckOutcome, WindowOutcome
     from streaming_dq.engine.values import BatchStates
     from streaming_dq.tables import TableWriter
 
@@ -129,8 +129,8 @@ def _result_row(w: WindowOutcome) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def anomaly_fields(w: WindowOutcome) -> dict[str, Any]:
-    """The columns an anomaly verdict adds to a window's row (NULL for other checks)."""
+def anomaly_fields(w: WindowOutcome | CheckOutcome) -> dict[str, Any]:
+    """The columns an anomaly verdict adds to a window's or a batch check's row (NULL for other checks)."""
     return {
         "expected_value": w.expected_value, "band_low": w.band_low, "band_high": w.band_high,
         "score": w.score, "history": w.history, "reason": w.reason,

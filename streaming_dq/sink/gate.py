@@ -49,6 +49,7 @@ from streaming_dq.metrics.accumulator import WindowUpdate
 from streaming_dq.profiles import Profile
 from streaming_dq.profiles.event_time import time_zone
 from streaming_dq.profiles.public_holidays import expand_profiles
+from streaming_dq.sink.batch_history import BatchHistory, batch_anomaly_checks
 from streaming_dq.sink.checkpoint import absolute_location, clear_unstarted_offsets, read_query_id
 from streaming_dq.sink.drift import (
     DRIFT_POLICIES,
@@ -222,6 +223,8 @@ class QualityGate:
         self._plan_cache: tuple[tuple[str, str | None], ValidationPlan] | None = None
         if self.profiles and not event_time:
             logger.warning("gate %r: profiles are ignored without an event-time column", name)
+        #: Batch-scoped anomaly checks' values of the committed batches (read back from the results table).
+        self.batch_history = BatchHistory(name, batch_anomaly_checks(check_set), self.targets.get("results"))
         self.tracker: MetricsTracker | None = None
         self.metrics_target: DeltaTarget | None = None
         if metrics_table is not None:
@@ -260,6 +263,7 @@ class QualityGate:
         except Exception as exc:
             if not isinstance(exc, GateFailedError):  # a stop is logged where it is decided
                 logger.error("gate %r: batch %d failed: %s", self.name, batch_id, exc)
+            self.batch_history.invalidate()
             if self.tracker is not None:
                 self.tracker.invalidate()  # its in-memory windows may hold the failed batch
             if self.metrics is not None:
@@ -484,6 +488,9 @@ class QualityGate:
                 self.name, batch_id, "skipped_replay", duration_seconds=time.monotonic() - started
             )
         malformed = self.malformed_column if self.malformed_column in df.columns else None
+        if self.batch_history.checks:
+            with writing(self.targets["results"], batch_id):
+                self.batch_history.prepare(writer, ctx.app_id, batch_id)
         with writing(self.targets["pass"], batch_id):
             table_schema = writer.table_schema(self.targets["pass"])
         if table_schema is None:  # deleted while the stream runs: refuse rather than recreate it silently
@@ -508,6 +515,7 @@ class QualityGate:
         if metrics_pending:
             with job.described(spark, "write metrics"):
                 self._commit_metrics(routed, ctx, update)
+        self.batch_history.record(ctx.app_id, batch_id, routed.checks)
         return routed.outcome(ctx, "committed", started, update)
 
     def _metrics_committed(self, txn: AppTransaction) -> bool:

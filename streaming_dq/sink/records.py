@@ -128,6 +128,7 @@ class RoutedBatch:
                 "event_time_min": self.event_time.min,
                 "event_time_max": self.event_time.max,
                 "validation_ts": ctx.validation_ts,
+                **anomaly_fields(c),
             }
             for c in self.checks
         ]
@@ -282,6 +283,12 @@ def _aggregate_outcome(a: AggregateCheckResult) -> CheckOutcome:
         multiplier=float(a.multiplier),
         profiles=tuple(a.profiles),
         regime=tuple(a.regime),
+        expected_value=_number(a.metrics.get("expected")),
+        band_low=_number(a.metrics.get("band_low")),
+        band_high=_number(a.metrics.get("band_high")),
+        score=a.metrics.get("score"),  # inf for a value off a point band
+        history=a.metrics.get("history"),
+        reason=a.metrics.get("reason"),
     )
 
 

@@ -142,3 +142,57 @@ def test_a_batch_dataframe_reports_the_anomaly_check_as_not_judged(spark) -> Non
     report = BatchDQEngine(CheckSet.from_dicts(CHECKS), event_time="ts").run_batch(df).report()
     line = next(line for line in report.lines if line.check_id == CHECK_ID)
     assert (line.check_type, line.status) == ("anomaly-check", "not-judged")
+
+
+BATCH_CHECKS: list[dict[str, Any]] = [
+    {"check": "null-check", "check-id": "amount-present", "columns": ["amount"]},
+    {
+        "check": "anomaly-check",
+        "check-id": "batch-volume",
+        "metric": {"check": "row-count"},
+        "baseline": {"batches": 3},
+        "band": {"relative": 0.25},
+        "severity": "warning",
+    },
+]
+SIZES = [20, 21, 19, 20, 60, 20, 22]  # the fifth batch is three times the usual
+
+
+def test_a_batch_scoped_check_judges_each_batch_by_the_last_ones_across_a_restart(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from streaming_dq.metrics.baseline import judge_anomaly
+
+    landing = tmp_path / "landing"
+    for i, n in enumerate(SIZES):
+        records = [
+            {"id": i * 100 + k, "amount": 1.0, "ts": "2025-03-01T10:00:00Z", "note": "ok"} for k in range(n)
+        ]
+        os.utime(land(landing, f"b{i}", records), (1_700_000_000 + i, 1_700_000_000 + i))
+        if i == 4:  # the first job stops after the spike; a new gate object reads the history back
+            run(
+                make_gate(tmp_path, CheckSet.from_dicts(BATCH_CHECKS)),
+                stream(spark, landing, maxFilesPerTrigger="1"),
+                tmp_path / "chk",
+            )
+    second = make_gate(tmp_path, CheckSet.from_dicts(BATCH_CHECKS))
+    run(second, stream(spark, landing, maxFilesPerTrigger="1"), tmp_path / "chk")
+
+    rows = sorted(
+        (r for r in table(tmp_path / "results").to_pylist() if r["check_id"] == "batch-volume"),
+        key=lambda r: r["batch_id"],
+    )
+    assert [r["raw_value"] for r in rows] == SIZES
+    expected = [
+        judge_anomaly(float(n), [float(x) for x in SIZES[max(i - 3, 0) : i]], "relative", 0.25, min_history=3)
+        for i, n in enumerate(SIZES)
+    ]
+    assert [(r["status"], r["expected_value"], r["band_high"]) for r in rows] == [
+        (v.status, v.expected, v.high) for v in expected
+    ]
+    assert [r["status"] for r in rows] == ["skipped"] * 3 + ["passed", "failed", "passed", "passed"]
+    assert rows[0]["reason"] == "not enough history: 0 of 3 windows"
+    assert len(table(tmp_path / "quarantine")) == 0  # a warning: the spike's rows still pass
+    judged = [c for o in second.metrics.batches for c in o.checks if c.check_id == "batch-volume"]  # type: ignore[union-attr]
+    assert [(c.status, c.expected_value) for c in judged] == [
+        ("passed", 20.0),
+        ("passed", 20.0),
+    ]  # 60 in both

@@ -249,9 +249,51 @@ def test_the_config_names_the_field_and_close_matches() -> None:
         load(metric={"check": "row-count"}, band={"mad": 3, "relative": 0.1})
     with pytest.raises(ConfigError, match="min-history"):
         load(metric={"check": "row-count"}, **{"min-history": 9})
-    with pytest.raises(ConfigError, match="give scope"):
+    with pytest.raises(ConfigError, match=r"windows \(scope: \{window: 1 day\}\) or batches"):
         CheckSet.from_dicts([{"check": "anomaly-check", "check-id": "a", "metric": {"check": "row-count"}}])
     with pytest.raises(ConfigError, match="lookback"):
         AnomalyCheck(
             "a", "row-count", scope=WindowScope(window="1 day"), windows=4, lookback=timedelta(days=2)
         )
+
+
+def test_a_batch_scoped_check_judges_a_batch_against_the_committed_batches_before_it(tmp_path: Any) -> None:
+    from streaming_dq.metrics.states import CountState
+    from streaming_dq.sink.batch_history import BatchHistory
+    from streaming_dq.tables import DeltaRsWriter, DeltaTarget
+
+    check = next(iter(CheckSet.from_dicts(
+            [{"check": "anomaly-check", "check-id": "per-batch", "metric": {"check": "row-count"},
+              "baseline": {"batches": 3}, "band": {"relative": 0.25}}]
+        )))  # fmt: skip
+    assert isinstance(check, AnomalyCheck) and check.batches == 3 and check.scope is None
+    history = BatchHistory("g", [check], DeltaTarget(str(tmp_path / "results")))
+    writer = DeltaRsWriter()
+    verdicts = []
+    for batch_id, rows in enumerate([20, 21, 19, 20, 60, 20]):
+        history.prepare(writer, "g:q", batch_id)
+        result = check.wrap(check.evaluate_states({"rows": CountState(rows)}))
+        verdicts.append((result.status, result.metrics["expected"]))
+        outcome = _aggregate_outcome(result)
+        history.record("g:q", batch_id, [outcome])
+        if batch_id == 4:  # a replay of the spike batch is judged by the batches before it, and recorded once
+            history.prepare(writer, "g:q", 4)
+            assert check.batch_history == [21.0, 19.0, 20.0]
+            history.record("g:q", 4, [outcome])
+    assert verdicts == [
+        ("skipped", None), ("skipped", None), ("skipped", None), ("passed", 20.0), ("failed", 20.0), ("passed", 20.0)
+    ]  # fmt: skip
+    assert check.batch_history == [19.0, 20.0, 60.0]  # what batch 5 was judged by: the spike is in it
+    with pytest.raises(ConfigError, match="needs a results table"):
+        BatchHistory("g", [check], None)
+    with pytest.raises(ConfigError, match="not both"):
+        CheckSet.from_dicts(
+            [{"check": "anomaly-check", "check-id": "x", "metric": {"check": "row-count"},
+              "baseline": {"batches": 3, "windows": 4}}]
+        )  # fmt: skip
+
+
+def _aggregate_outcome(result: Any) -> Any:
+    from streaming_dq.sink.records import _aggregate_outcome as outcome_of
+
+    return outcome_of(result)
