@@ -290,7 +290,11 @@ class MetricsStore:
         rolled = roll_up_records(old.to_pylist())
         if len(rolled) >= old.num_rows:  # nothing to fold: no commit
             return old.num_rows, old.num_rows
-        self.writer.replace_rows(self.target, pa.Table.from_pylist(rolled, schema=METRICS_SCHEMA), predicate)
+        data = pa.Table.from_pylist(rolled, schema=METRICS_SCHEMA)
+        current = self.writer.table_schema(self.target)
+        if current is not None:  # a table from before newer columns: their values are all NULL in its rows
+            data = data.select([name for name in METRICS_SCHEMA.names if name in current.names])
+        self.writer.replace_rows(self.target, data, predicate)
         return old.num_rows, len(rolled)
 
     def lifetime(self, gate: str, *, check: str | None = None) -> dict[str, dict[str, Any]]:

@@ -183,3 +183,30 @@ def test_reading_a_missing_table_gives_nothing(tmp_path: Path) -> None:
     assert store.read("g") == []
     assert not store.committed("a", 0)
     assert metrics_table(tmp_path / "missing", gate="g") == []
+
+
+def test_a_table_from_before_the_anomaly_columns_rolls_up_and_takes_them_on_its_next_write(
+    tmp_path: Path,
+) -> None:
+    """A metrics table an older version wrote (without the anomaly columns) is rolled up (in its own
+    columns) and then written (the schema is merged), without an error or a lost state."""
+    from deltalake import write_deltalake
+
+    older = pa.schema(
+        [f for f in METRICS_SCHEMA if f.name not in ("expected_value", "in_baseline", "reason")]
+    )
+    path = tmp_path / "metrics"
+    acc = WindowAccumulator("orders", [orders()], timezone="UTC")
+    for b, hours in enumerate([[1, 2], [3], [26]]):
+        rows = batch_records(gate="orders", app_id="orders:q", batch_id=b, update=feed(acc, b, hours))
+        write_deltalake(str(path), rows.select(older.names).cast(older), mode="append")
+    store = MetricsStore(path)
+    lifetime = store.lifetime("orders")
+    rows_before, rows_after = store.roll_up("orders", before=datetime.now(UTC) + timedelta(days=1))
+    assert rows_after < rows_before and store.lifetime("orders") == lifetime
+    update = feed(acc, 3, [27])
+    assert store.write(
+        batch_records(gate="orders", app_id="orders:q", batch_id=3, update=update), "orders:q", 3
+    )
+    assert {"expected_value", "in_baseline", "reason"} <= set(DeltaTable(str(path)).schema().to_arrow().names)
+    assert store.lifetime("orders")["orders-per-day"]["rows"].n == 5
