@@ -101,6 +101,7 @@ def test_results_table_has_one_row_per_check_per_batch(spark, tmp_path):
         ),
         "rows_null_event_time": None,
         "duration_seconds": None,
+        **dict.fromkeys(("expected_value", "band_low", "band_high", "score", "history", "reason"), None),
     }
     assert {k: batch[k] for k in ("check_id", "status", "rows", "rows_passed", "rows_quarantined", "rows_warned",
                                   "rows_malformed", "rows_null_event_time", "profiles")} == {
