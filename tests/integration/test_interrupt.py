@@ -18,13 +18,17 @@ from pathlib import Path
 
 import pytest
 from jobs_support import CLI, make_orders_job
+from typer.testing import CliRunner
 
+from streaming_dq.cli.main import app
 from streaming_dq.tables import read_table
 
 pytestmark = pytest.mark.integration
 
 
-def test_ctrl_c_stops_between_batches_exits_130_and_the_next_run_resumes(tmp_path: Path) -> None:
+def test_ctrl_c_stops_between_batches_exits_130_and_the_next_run_resumes(
+    spark: object, tmp_path: Path
+) -> None:
     config, summary = make_orders_job(tmp_path, batches=4, rows=30)
     text = config.read_text(encoding="utf-8")
     config.write_text(
@@ -57,15 +61,10 @@ def test_ctrl_c_stops_between_batches_exits_130_and_the_next_run_resumes(tmp_pat
     committed = [line for line in out if line.startswith("batch ")]
     assert 1 <= len(committed) < 4
 
+    # the next run (in this process and the test session: no second JVM start) drains the rest
     tables = tmp_path / "data" / "tables"
-    resumed = subprocess.run(
-        [str(CLI), "run", str(config), "--available-now"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
-    )
-    assert resumed.returncode == 0, resumed.stdout + resumed.stderr[-3000:]
+    resumed = CliRunner().invoke(app, ["run", str(config), "--available-now"])
+    assert resumed.exit_code == 0, resumed.stdout + resumed.stderr[-3000:]
     passed = read_table(str(tables / "orders_pass")).num_rows
     quarantined = read_table(str(tables / "orders_quarantine")).num_rows
     assert passed + quarantined == summary["records"]  # nothing lost, nothing written twice

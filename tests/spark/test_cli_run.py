@@ -92,20 +92,24 @@ def test_run_drains_an_orders_landing_folder_into_pass_and_quarantine(tmp_path: 
     assert read_table(str(tables / "orders_pass")).num_rows == passed.num_rows
 
 
-def test_run_exits_1_when_the_stream_fails(tmp_path: Path) -> None:
+def test_run_exits_1_when_the_stream_fails(spark: object, tmp_path: Path) -> None:
+    """In this process, in the test session (``run`` uses an active session and leaves it running): the
+    command's exit code and lines, without a JVM start of its own."""
+    from typer.testing import CliRunner
+
+    from streaming_dq.cli.main import app
+
     config, _ = make_orders_job(tmp_path, batches=1, rows=10)
     text = config.read_text(encoding="utf-8").replace(
         "on-aggregate-failure: quarantine-batch", "on-aggregate-failure: stop"
     )
     text += "  - {check: row-count-min-check, check-id: at-least-1000, min-count: 1000}\n"
     config.write_text(text, encoding="utf-8")
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
-    done = subprocess.run(
-        [str(CLI), "run", str(config)], capture_output=True, text=True, timeout=900, env=env
-    )
-    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
+    done = CliRunner().invoke(app, ["run", str(config)])
+    assert done.exit_code == 1, done.stdout + done.stderr[-3000:]
     assert "the stream failed: GateFailedError: gate 'orders' stopped at batch 0" in done.stderr
     assert "0 batches, 0 rows in" in done.stdout
+    assert spark.sparkContext._jsc is not None  # type: ignore[attr-defined]  # the session was not stopped
 
 
 def test_run_with_a_taken_metrics_port_is_a_clear_error(tmp_path: Path) -> None:
