@@ -270,10 +270,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
-
-
 def _stream(year: Year, seed: int) -> int:
     """``--stream``: the year through the gate, compared day by day with the accumulator alone."""
     check = anomaly_check("relative", 0.2)
@@ -290,3 +286,7 @@ def _stream(year: Year, seed: int) -> int:
     print(json.dumps(report, indent=2))
     (RESULTS / "anomaly-stream.json").write_text(json.dumps(report, indent=2) + "\n")
     return 0 if report["same_verdicts_as_the_accumulator"] and flagged == year.planted else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

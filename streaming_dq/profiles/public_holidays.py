@@ -61,12 +61,19 @@ class DateSetProfile:
         return target_date in self.dates
 
     def active_column(self, date_col: Column) -> Column:
-        """``date IN (...)`` as a non-NULL boolean column (Spark turns the list into a hash set)."""
+        """The date (as ``yyyy-MM-dd`` text) ``IN (...)``, as a non-NULL boolean column.
+
+        Text, not dates: Spark compiles an ``IN`` over more than 10 dates (or ints) into a ``switch`` of up to
+        400 cases, and a calendar's holidays of 130 years, one such switch per holiday, made the generated
+        code fail to compile (Spark then ran the batch without code generation, logging an ERROR each time).
+        Over strings the set is a hash set held outside the code, and the cast is shared by every holiday.
+        """
         from pyspark.sql import functions as F
 
         if not self.dates:
             return F.lit(False)
-        return F.coalesce(date_col.isin(sorted(self.dates)), F.lit(False))
+        days = [d.isoformat() for d in sorted(self.dates)]
+        return F.coalesce(date_col.cast("string").isin(days), F.lit(False))
 
 
 def _close(value: str, choices: Sequence[str], what: str) -> str:

@@ -106,3 +106,33 @@ def test_public_holiday_profiles_agree_with_python_on_every_date(spark: Any) -> 
     )
     assert on(date(2025, 12, 26)) == ["US: Christmas Day"] and on(date(2025, 12, 10)) == []
     assert all(sum(flags) <= 1 for flags, _ in got.values())  # a date belongs to one holiday of a calendar
+
+
+def test_a_public_holiday_calendar_compiles_into_the_batchs_generated_code(spark: Any) -> None:
+    """With code generation required (no fallback): a calendar's 130 years of eleven holidays, one ``IN``
+    over dates each, once compiled into one large ``switch`` per holiday and the batch's aggregation code failed
+    to compile (Spark hid it by running without code generation, logging an ERROR every batch: 27 times and
+    40% of the time of a year-long stream in benchmarks/anomaly.py --stream)."""
+    from datetime import UTC, datetime
+
+    from streaming_dq import BatchDQEngine, CheckSet
+    from streaming_dq.profiles import PublicHolidayProfile, check_id
+
+    checks = CheckSet.from_dicts(
+        [
+            {"check": "null-check", "check-id": "id-present", "columns": ["id"]},
+            {"check": "row-count-min-check", "check-id": "rows", "min-count": 1},
+        ]
+    )
+    calendar = PublicHolidayProfile("US holidays", country="US", rules=[check_id("rows").disable()])
+    rows = [(i, datetime(2025, 1, 1 + i % 28, tzinfo=UTC)) for i in range(100)]
+    df = spark.createDataFrame(rows, "id BIGINT, ts TIMESTAMP")
+    previous = spark.conf.get("spark.sql.codegen.fallback")
+    spark.conf.set("spark.sql.codegen.fallback", "false")
+    try:
+        report = BatchDQEngine(checks, profiles=[calendar], event_time="ts").run_batch(df).report()
+    finally:
+        spark.conf.set("spark.sql.codegen.fallback", previous)
+    verdicts = sorted((line.status, line.details) for line in report.lines if line.check_id == "rows")
+    assert [status for status, _ in verdicts] == ["passed", "skipped", "skipped"]  # New Year's Day, MLK Day
+    assert "Row count is 93" in verdicts[0][1]  # the other 7 rows fall on the two holidays
