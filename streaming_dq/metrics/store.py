@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.metrics.accumulator import ROWS_STATE, WindowUpdate, merge_states
+from streaming_dq.metrics.baseline import VERDICT_COLUMNS
 from streaming_dq.metrics.rollup import ROLLUP_SCOPE, roll_up_records
 from streaming_dq.metrics.states import state_from_record
 from streaming_dq.metrics.windows import UTC_MICROS
@@ -69,12 +70,7 @@ METRICS_SCHEMA = pa.schema(
         pa.field("watermark", UTC_MICROS),
         pa.field("late_rows", pa.int64()),
         pa.field("null_event_time_rows", pa.int64()),
-        pa.field("expected_value", pa.float64()),
-        pa.field("band_low", pa.float64()),
-        pa.field("band_high", pa.float64()),
-        pa.field("score", pa.float64()),
-        pa.field("history", pa.int64()),
-        pa.field("reason", pa.string()),
+        *VERDICT_COLUMNS,
         pa.field("in_baseline", pa.bool_()),
     ]
 )

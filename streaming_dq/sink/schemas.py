@@ -18,6 +18,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from streaming_dq.engine.rules import ERROR_TYPE
 from streaming_dq.exceptions import ConfigTypeError
+from streaming_dq.metrics.baseline import VERDICT_COLUMNS
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -74,12 +75,7 @@ RESULTS_SCHEMA = pa.schema(
         pa.field("rows_late", pa.int64()),
         pa.field("rows_null_event_time", pa.int64()),
         pa.field("duration_seconds", pa.float64()),
-        pa.field("expected_value", pa.float64()),
-        pa.field("band_low", pa.float64()),
-        pa.field("band_high", pa.float64()),
-        pa.field("score", pa.float64()),
-        pa.field("history", pa.int64()),
-        pa.field("reason", pa.string()),
+        *VERDICT_COLUMNS,
     ]
 )
 
