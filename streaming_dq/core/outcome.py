@@ -6,7 +6,7 @@ consumers that never touch Spark: the Prometheus exporter, the console progress 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
@@ -19,7 +19,31 @@ BatchStatus = Literal["committed", "skipped_replay"]
 
 
 @dataclass(frozen=True)
-class CheckOutcome:
+class AnomalyVerdictFields:
+    """What an anomaly check's verdict adds to a check or window outcome (None for every other check).
+
+    Keyword-only, so the outcomes keep their positional fields.
+
+    Attributes:
+        expected_value: The baseline's centre.
+        band_low: The band's lower edge (None: unbounded below).
+        band_high: The band's upper edge (None: unbounded above).
+        score: How far off the centre, in the band's unit.
+        history: How many past values the baseline held.
+        reason: Why the check was skipped (e.g. not enough history), else None.
+    """
+
+    _: KW_ONLY
+    expected_value: float | None = None
+    band_low: float | None = None
+    band_high: float | None = None
+    score: float | None = None
+    history: int | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckOutcome(AnomalyVerdictFields):
     """One check's verdict in one batch (or one window, for window-scoped checks).
 
     Attributes:
@@ -50,16 +74,10 @@ class CheckOutcome:
     multiplier: float = 1.0
     profiles: tuple[str, ...] = ()
     regime: tuple[str, ...] = ()
-    expected_value: float | None = None
-    band_low: float | None = None
-    band_high: float | None = None
-    score: float | None = None
-    history: int | None = None
-    reason: str | None = None
 
 
 @dataclass(frozen=True)
-class WindowOutcome:
+class WindowOutcome(AnomalyVerdictFields):
     """The verdict of a window-scoped check over one closed (or still open) event-time window.
 
     An anomaly check's verdict also carries ``expected_value``, the band (``band_low``/``band_high``; None:
@@ -78,12 +96,6 @@ class WindowOutcome:
     adjusted_value: float | None
     multiplier: float = 1.0
     profiles: tuple[str, ...] = ()
-    expected_value: float | None = None
-    band_low: float | None = None
-    band_high: float | None = None
-    score: float | None = None
-    history: int | None = None
-    reason: str | None = None
     in_baseline: bool | None = None
 
 
