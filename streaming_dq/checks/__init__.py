@@ -2,21 +2,28 @@
 
 One family per module: ``null``, ``numeric``, ``temporal`` (date/timestamp), ``strings``, ``contained``,
 ``comparison``, ``expression``, ``count``, ``completeness``, ``uniqueness``, ``schema``, ``freshness``,
-``integrity``, ``metric`` and ``anomaly`` (a window's metric against its own history). docs/checks.md lists every registered check.
+``integrity``, ``metric``, ``anomaly`` (a window's metric against its own history), ``emptiness``,
+``formats`` (e-mail, URL, UUID, JSON, IP addresses), ``equality``, ``recency`` (date formats, the clock) and
+``codes`` (ISO country, currency, language codes). docs/checks.md lists every registered check.
 """
 
 from streaming_dq.checks import (  # noqa: F401
     anomaly,
+    codes,
     comparison,
     completeness,
     contained,
     count,
+    emptiness,
+    equality,
     expression,
+    formats,
     freshness,
     integrity,
     metric,
     null,
     numeric,
+    recency,
     schema,
     strings,
     temporal,

@@ -7,12 +7,13 @@ builds its condition, where an error names the check too.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from streaming_dq.exceptions import ConfigError
+from streaming_dq.exceptions import CheckEvaluationError, ConfigError
 
 #: Every column the engine adds while validating starts with this (flags, bitmasks, the regime ordinal).
 INTERNAL_PREFIX = "__dq"
@@ -104,3 +105,29 @@ def check_java_regex(pattern: str, *, check_id: str, field: str) -> None:
             f"check {check_id!r}: invalid regular expression {pattern!r}: {_java_message(exc)}",
             field_path=field,
         ) from None
+
+
+def check_filters(checks: Iterable[Any], df: DataFrame) -> None:
+    """Raise CheckEvaluationError for the first check whose ``filter`` does not resolve on ``df`` as a boolean.
+
+    Analysis only (no Spark job): run it on the stream itself at start, and on a batch's schema.
+
+    Raises:
+        CheckEvaluationError: A filter names a column ``df`` lacks, does not parse, or is not a predicate.
+    """
+    from pyspark.sql.types import BooleanType, NullType
+
+    for check in checks:
+        text = getattr(check, "filter", None)
+        if text is None:
+            continue
+        try:
+            dtype = df.select(F.expr(text).alias("f")).schema["f"].dataType
+        except Exception as exc:
+            raise CheckEvaluationError(
+                check.check_id, f"filter {text!r} cannot be evaluated on the data: {_java_message(exc)}"
+            ) from None
+        if not isinstance(dtype, BooleanType | NullType):
+            raise CheckEvaluationError(
+                check.check_id, f"filter {text!r} is {dtype.simpleString()}, not a predicate (true/false)"
+            )

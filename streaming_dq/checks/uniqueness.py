@@ -149,6 +149,9 @@ class UniqueKeyCheck(BaseRowCheck):
 
     NULL semantics: a row with a NULL in any key column passes: an incomplete key identifies nothing, so it
     cannot be a duplicate (as with SQL UNIQUE constraints). Pair with ``null-check`` to reject such keys.
+
+    With a ``filter`` the key must be unique among the rows the filter selects (the others neither fail nor
+    count as duplicates).
     """
 
     def __init__(
@@ -160,7 +163,8 @@ class UniqueKeyCheck(BaseRowCheck):
     def failure_condition(self, df: DataFrame) -> Column:
         keys = [col(c) for c in self.columns]
         has_null = reduce(lambda a, b: a | b, [k.isNull() for k in keys])
-        repeats = F.count(F.lit(1)).over(Window.partitionBy(*keys)) > 1
+        # with a filter, only the rows it selects count as each other's duplicates
+        repeats = F.count(F.when(self.applies(), F.lit(1))).over(Window.partitionBy(*keys)) > 1
         return ~has_null & repeats
 
     def violation_details(self, violations: int, total: int) -> str:

@@ -253,7 +253,7 @@ def build_checks(
 
 # --- what ties the sections together -------------------------------------------------------------------------
 
-_COLUMN_FIELDS = ("column", "columns", "subset_columns", "allowed_values")
+_COLUMN_FIELDS = ("column", "columns", "subset_columns", "allowed_values", "than_column")
 
 
 def _column_refs(built: BuiltCheck) -> list[tuple[str, str]]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
 from streaming_dq.core.severity import Severity, normalize_severity
+from streaming_dq.core.tolerance import Tolerance
 from streaming_dq.exceptions import ConfigError, MissingReferenceDatasetError
 
 if TYPE_CHECKING:
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from streaming_dq.core.scope import WindowScope
     from streaming_dq.metrics.specs import StateSpec
 
-_NOT_PARAMETERS = frozenset({"self", "check_id", "severity", "tags", "group", "scope"})
+_NOT_PARAMETERS = frozenset({"self", "check_id", "severity", "tags", "group", "scope", "filter", "tolerance"})
 
 
 class BaseCheck(ABC):
@@ -42,6 +43,8 @@ class BaseCheck(ABC):
         tags: Iterable[str] = (),
         group: str | None = None,
         scope: WindowScope | None = None,
+        filter: str | None = None,
+        tolerance: Tolerance | Mapping[str, Any] | None = None,
     ) -> None:
         if not check_id or not isinstance(check_id, str):
             raise ConfigError("check_id must be a non-empty string")
@@ -52,6 +55,21 @@ class BaseCheck(ABC):
         if scope is not None and not isinstance(self, ObservableAggregateCheck):
             raise ConfigError(f"check {check_id!r}: only observable aggregate checks can have a window scope")
         self.scope = scope
+        if (filter is not None or tolerance is not None) and not isinstance(self, BaseRowCheck):
+            which = "filter" if filter is not None else "tolerance"
+            raise ConfigError(f"check {check_id!r}: only row checks take a {which}", field_path=which)
+        if filter is not None:
+            from streaming_dq.checks.sql import check_sql_expression
+
+            check_sql_expression(filter, check_id=check_id, field="filter")
+        #: A Spark SQL predicate: the check judges only the rows where it holds (the others pass it).
+        self.filter = filter
+        #: How many failing rows the batch tolerates before the check fails it (row checks only).
+        self.tolerance: Tolerance | None = (
+            tolerance
+            if tolerance is None or isinstance(tolerance, Tolerance)
+            else Tolerance.model_validate(tolerance)
+        )
 
     @property
     def name(self) -> str:
@@ -59,13 +77,18 @@ class BaseCheck(ABC):
         return type(self).__name__
 
     def description(self) -> dict[str, Any]:
-        """``{check, check-id, severity, parameters}`` for reports."""
-        return {
+        """``{check, check-id, severity, parameters}`` (and ``filter``, ``tolerance`` when set) for reports."""
+        out: dict[str, Any] = {
             "check": self.name,
             "check-id": self.check_id,
             "severity": self.severity.value,
             "parameters": self._parameters(),
         }
+        if self.filter is not None:
+            out["filter"] = self.filter
+        if self.tolerance is not None:
+            out["tolerance"] = self.tolerance.model_dump(by_alias=True, exclude_none=True, mode="json")
+        return out
 
     def _parameters(self) -> dict[str, Any]:
         params: dict[str, Any] = {}
@@ -97,6 +120,21 @@ class BaseRowCheck(BaseCheck):
         """The lazy predicate that is True when a row fails."""
         raise NotImplementedError(f"{self.name} must implement failure_condition() or validate()")
 
+    def applies(self) -> Column:
+        """True on the rows the check judges: where its ``filter`` holds (never NULL), or every row."""
+        from pyspark.sql import functions as F
+
+        return F.lit(True) if self.filter is None else F.coalesce(F.expr(self.filter), F.lit(False))
+
+    def filtered(self, failed: Column) -> Column:
+        """``failed`` restricted to the rows the check's ``filter`` holds for (a NULL filter: not judged).
+
+        The engine applies it to every row check's verdict, whichever way the verdict was computed
+        (:meth:`failure_condition` or an overridden :meth:`validate`). A check that compares rows with each
+        other (``unique-key-check``) also compares only the rows :meth:`applies` to.
+        """
+        return failed if self.filter is None else failed & self.applies()
+
     @property
     def result_column(self) -> str:
         """The default (internal) name of this check's result column."""
@@ -107,7 +145,7 @@ class BaseRowCheck(BaseCheck):
         from pyspark.sql import functions as F
 
         return df.withColumn(
-            column or self.result_column, F.coalesce(self.failure_condition(df), F.lit(False))
+            column or self.result_column, self.filtered(F.coalesce(self.failure_condition(df), F.lit(False)))
         )
 
     def violation_details(self, violations: int, total: int) -> str:

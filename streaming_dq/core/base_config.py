@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck, BaseRowCheck, ObservableAggregateCheck
 from streaming_dq.core.scope import WindowScope
 from streaming_dq.core.severity import Severity, normalize_severity
+from streaming_dq.core.tolerance import Tolerance
 from streaming_dq.exceptions import ConfigError, ConfigTypeError
 
 
@@ -43,6 +44,10 @@ class BaseCheckConfig(BaseModel):
     tags: tuple[str, ...] = ()
     group: str | None = None
     scope: WindowScope | None = None
+    #: Row checks only: a Spark SQL predicate selecting the rows the check judges (the others pass it).
+    filter: str | None = None
+    #: Row checks only: failing rows the batch tolerates before the check fails the batch.
+    tolerance: Tolerance | None = None
 
     @field_validator("severity", mode="before")
     @classmethod
@@ -56,6 +61,12 @@ class BaseCheckConfig(BaseModel):
             isinstance(check_class, type) and issubclass(check_class, ObservableAggregateCheck)
         ):
             raise ConfigError("scope: only observable aggregate checks can be window-scoped")
+        is_row = isinstance(check_class, type) and issubclass(check_class, BaseRowCheck)
+        for name in ("filter", "tolerance"):
+            if getattr(self, name) is not None and not is_row:
+                raise ConfigError(
+                    f"{name}: only row checks take a {name} (an aggregate check judges the whole batch)"
+                )
         return self
 
     @classmethod

@@ -17,7 +17,7 @@ from typing import Literal
 
 from streaming_dq.core.base_check import BaseCheck
 
-ColumnKind = Literal["numeric", "string", "temporal"]
+ColumnKind = Literal["numeric", "string", "temporal", "array"]
 
 _KINDS: Mapping[str, frozenset[str]] = {
     "numeric": frozenset(
@@ -38,13 +38,19 @@ _KINDS: Mapping[str, frozenset[str]] = {
     ),
     "string": frozenset({"string", "varchar", "char"}),
     "temporal": frozenset({"date", "timestamp", "timestamp_ntz", "timestamp_ltz"}),
+    "array": frozenset({"array"}),
 }
-_NOUNS: Mapping[str, str] = {"numeric": "a numeric", "string": "a string", "temporal": "a date or timestamp"}
+_NOUNS: Mapping[str, str] = {
+    "numeric": "a numeric",
+    "string": "a string",
+    "temporal": "a date or timestamp",
+    "array": "an array",
+}
 
 
 def type_keyword(type_name: str) -> str:
-    """``decimal(10,2)`` -> ``decimal``, ``varchar(20)`` -> ``varchar``, ``INT`` -> ``int``."""
-    return type_name.split("(", 1)[0].strip().lower()
+    """``decimal(10,2)`` -> ``decimal``, ``varchar(20)`` -> ``varchar``, ``array<int>`` -> ``array``."""
+    return type_name.split("(", 1)[0].split("<", 1)[0].strip().lower()
 
 
 def is_kind(type_name: str, kind: ColumnKind) -> bool:

@@ -31,7 +31,12 @@ __all__ = ["BatchDecision", "RowCheckOutcome", "decide"]
 
 @dataclass(frozen=True)
 class RowCheckOutcome:
-    """A row check's verdict over the batch (per override group when profiles split it)."""
+    """A row check's verdict over the batch (per override group when profiles split it).
+
+    Without a tolerance the check fails the batch as soon as one row fired; with one (``check.tolerance``) it
+    passes while the failing rows stay within it, and ``breach`` is the severity its exceeded tolerance fails
+    the batch with (like a failed aggregate of that severity), else None.
+    """
 
     check: BaseRowCheck
     check_type: str
@@ -41,6 +46,8 @@ class RowCheckOutcome:
     total: int
     profiles: tuple[str, ...] = ()
     regime: tuple[str, ...] = ()
+    regime_mask: int = 0
+    breach: Severity | None = None
 
 
 @dataclass(frozen=True)
@@ -143,14 +150,17 @@ def decide(
         results += _classic_results(plan, classic, present, rows, frame)
     results.sort(key=lambda t: t[0])
     aggregate_results = tuple(r for _, r in results)
-    breached, agg_errors = _aggregate_effects(plan, aggregate_results, present, sum(rows.values()))
+    row_results = _row_results(plan, aggregates, present)
+    breached, agg_errors = _aggregate_effects(
+        plan, [*_tolerance_breaches(row_results), *aggregate_results], present, sum(rows.values())
+    )
     return BatchDecision(
         total=sum(rows.values()),
         rows_by_regime={r: n for r, n in rows.items() if n > 0},
         failed_by_regime={r: counts.failed.get(r, 0) for r in present},
         warned_by_regime={r: counts.warned.get(r, 0) for r in present},
         violations={i: counts.fired_in(i) for i in range(plan.rules.n_flags)},
-        row_results=_row_results(plan, aggregates, present),
+        row_results=row_results,
         aggregate_results=aggregate_results,
         breached=breached,
         agg_errors=agg_errors,
@@ -204,14 +214,35 @@ def _classic_results(
     return out
 
 
+@dataclass(frozen=True)
+class _BatchFailure:
+    """A failed batch-level verdict: a failed aggregate, or a row check whose tolerance was exceeded."""
+
+    check: str
+    check_id: str
+    severity: Severity
+    regime_mask: int
+
+
+def _tolerance_breaches(row_results: Sequence[RowCheckOutcome]) -> list[_BatchFailure]:
+    return [
+        _BatchFailure(r.check.name, r.check.check_id, r.breach, r.regime_mask)
+        for r in row_results
+        if r.breach is not None
+    ]
+
+
 def _aggregate_effects(
-    plan: ValidationPlan, results: Sequence[AggregateCheckResult], present: set[int], total: int
+    plan: ValidationPlan,
+    results: Sequence[AggregateCheckResult | _BatchFailure],
+    present: set[int],
+    total: int,
 ) -> tuple[frozenset[int], dict[int, tuple[ErrorEntry, ...]]]:
-    """Which regimes fail whole (breached) and which failed aggregates each regime's rows carry."""
+    """Which regimes fail whole (breached) and which failed batch verdicts each regime's rows carry."""
     breached: set[int] = set()
     errors: dict[int, list[ErrorEntry]] = {}
     for res in results:
-        if res.status != "failed":
+        if isinstance(res, AggregateCheckResult) and res.status != "failed":
             continue
         for r in _ordinals_of(res.regime_mask):
             if r not in present and total > 0:
@@ -286,11 +317,17 @@ def _row_results(
     for j, check in enumerate(plan.row_checks):
         i = j + offset
         for _g, group in _reported_groups(plan, check, present):
+            total = sum(aggregates.counts.rows.get(r, 0) for r in group.ordinals)
+            breach = None
             if group.verdict.kind == "off":
                 violations, status = 0, "skipped"
             else:
                 violations = aggregates.counts.fired_in(i, group.ordinals)
                 status = "failed" if violations else "passed"
+                if check.tolerance is not None:
+                    exceeded = check.tolerance.exceeded(violations, total)
+                    status = "failed" if exceeded else "passed"
+                    breach = (check.tolerance.severity or group.verdict.severity) if exceeded else None
             profiles, regime = plan.regimes.labels(check.check_id, group.ordinals & present)
             out.append(
                 RowCheckOutcome(
@@ -299,9 +336,11 @@ def _row_results(
                     severity=group.verdict.severity,
                     status=status,
                     violations=violations,
-                    total=sum(aggregates.counts.rows.get(r, 0) for r in group.ordinals),
+                    total=total,
                     profiles=profiles,
                     regime=regime,
+                    regime_mask=group.key,
+                    breach=breach,
                 )
             )
     return tuple(out)

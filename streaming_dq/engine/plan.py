@@ -157,7 +157,10 @@ class ValidationPlan:
         for i in transforming:
             out = self._validated(self.row_checks[i - self._offset], out, i)
             staged.append(f"__dq_raw{i}")
-            flags[flag_column(i)] = self._guarded(F.col(f"__dq_raw{i}"), i)
+            check = self.row_checks[i - self._offset]
+            raw = F.col(f"__dq_raw{i}")
+            # the check's own validate may or may not have applied its filter: applying it twice is harmless
+            flags[flag_column(i)] = self._guarded(check.filtered(raw), i)
         if transforming:  # keep the flags in index order (the bitmask reads them by name, order is cosmetic)
             flags = {flag_column(i): flags[flag_column(i)] for i in range(self._n_flags)}
         out = self._with_flags(out, flags) if flags else out
@@ -212,7 +215,7 @@ class ValidationPlan:
     def _condition(check: BaseRowCheck, df: DataFrame) -> Column:
         """The check's never-NULL failure condition."""
         try:
-            return F.coalesce(check.failure_condition(df), F.lit(False))
+            return check.filtered(F.coalesce(check.failure_condition(df), F.lit(False)))
         except MissingReferenceDatasetError:
             raise
         except Exception as exc:
@@ -229,6 +232,9 @@ class ValidationPlan:
             raise CheckEvaluationError(check.check_id, f"cannot build its condition: {exc}") from exc
 
     def _check_columns(self, df: DataFrame) -> None:
+        from streaming_dq.checks.sql import check_filters
+
+        check_filters(self.row_checks, df)
         names = set(df.columns)
         for check in [*self.row_checks, *self.aggregate_checks, *self.window_checks]:
             missing = [c for c in _referenced_columns(check) if c not in names]

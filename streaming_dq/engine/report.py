@@ -53,6 +53,9 @@ class ValidationReport:
                 if r.status == "skipped"
                 else r.check.violation_details(r.violations, r.total)  # type: ignore[attr-defined]
             )
+            if r.status != "skipped" and r.check.tolerance is not None:
+                verdict = "exceeded" if r.status == "failed" else "within"
+                details += f"; {verdict} the tolerance of {r.check.tolerance.describe()}"
             if r.regime:
                 details += f" [profiles: {', '.join(r.regime)}]"
             lines.append(ReportLine(r.check.check_id, r.check_type, r.severity.value, r.status, details))  # type: ignore[arg-type]

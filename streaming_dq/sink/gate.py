@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
+from streaming_dq.checks.sql import check_filters
 from streaming_dq.core.column_types import column_type_problems, is_kind
 from streaming_dq.core.outcome import BatchOutcome
 from streaming_dq.core.severity import Severity, normalize_severity
@@ -324,9 +325,11 @@ class QualityGate:
 
         Raises:
             ConfigError: the event-time column is missing or not a timestamp.
-            CheckEvaluationError: a check's column is missing from the stream or of a type it cannot judge.
+            CheckEvaluationError: a check's column is missing from the stream or of a type it cannot judge, or
+                its ``filter`` does not evaluate on the stream's columns as a predicate.
         """
         self.check_schema(stream_df.schema)
+        check_filters(self.check_set, stream_df)
         self.ensure_tables(stream_df.schema, stream_df.sparkSession)
         checkpoint_location = absolute_location(checkpoint_location)
         if checkpoint_location != self.checkpoint_location:

@@ -67,6 +67,32 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "null-count-check": {"column": "a", "eq": 0},
     "distinct-count-check": {"column": "a", "between": [1, 100]},
     "anomaly-check": {"metric": {"check": "row-count"}, "scope": {"window": "1 day"}},
+    "empty-check": {"columns": ["s"]},
+    "null-or-empty-check": {"columns": ["s"]},
+    "empty-array-check": {"columns": ["tags"]},
+    "null-or-empty-array-check": {"columns": ["tags"]},
+    "string-case-check": {"columns": ["s"], "case": "upper"},
+    "email-format-check": {"columns": ["s"]},
+    "url-format-check": {"columns": ["s"]},
+    "uuid-format-check": {"columns": ["s"]},
+    "json-format-check": {"columns": ["s"]},
+    "json-keys-check": {"columns": ["s"], "keys": ["id"]},
+    "ipv4-format-check": {"columns": ["s"]},
+    "ipv6-format-check": {"columns": ["s"]},
+    "ipv4-in-cidr-check": {"columns": ["s"], "cidr-blocks": ["10.0.0.0/8"]},
+    "equal-to-check": {"columns": ["a"], "value": 1},
+    "not-equal-to-check": {"columns": ["a"], "value": 0},
+    "numeric-not-between-check": {"columns": ["a"], "min-value": 0, "max-value": 10},
+    "decimal-places-check": {"columns": ["a"], "max-places": 2},
+    "date-format-check": {"columns": ["s"]},
+    "timestamp-format-check": {"columns": ["s"]},
+    "not-in-future-check": {"columns": ["t"]},
+    "not-in-near-future-check": {"columns": ["t"], "offset": "1 hour"},
+    "older-than-check": {"columns": ["t"], "days": 1},
+    "country-code-check": {"columns": ["s"]},
+    "currency-code-check": {"columns": ["s"]},
+    "language-code-check": {"columns": ["s"]},
+    "subdivision-code-check": {"columns": ["s"]},
 }
 
 ROW_LEVEL = {
@@ -93,6 +119,14 @@ ROW_LEVEL = {
     "expression-check",
     "unique-key-check",
     "foreign-key-row-check",
+    *(
+        "empty-check null-or-empty-check empty-array-check null-or-empty-array-check string-case-check "
+        "email-format-check url-format-check uuid-format-check json-format-check json-keys-check "
+        "ipv4-format-check ipv6-format-check ipv4-in-cidr-check equal-to-check not-equal-to-check "
+        "numeric-not-between-check decimal-places-check date-format-check timestamp-format-check "
+        "not-in-future-check not-in-near-future-check older-than-check country-code-check "
+        "currency-code-check language-code-check subdivision-code-check"
+    ).split(),
 }
 CLASSIC = {
     "distinct-ratio-check",
@@ -366,7 +400,7 @@ def test_freshness_accepts_plural_periods_and_a_fixed_reference_time() -> None:
 
 
 def _documented_names() -> list[str]:
-    return re.findall(r"^### `([a-z-]+)`", DOC.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    return re.findall(r"^### `([a-z0-9-]+)`", DOC.read_text(encoding="utf-8"), flags=re.MULTILINE)
 
 
 def test_every_registered_check_is_documented() -> None:
