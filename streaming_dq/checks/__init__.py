@@ -4,10 +4,12 @@ One family per module: ``null``, ``numeric``, ``temporal`` (date/timestamp), ``s
 ``comparison``, ``expression``, ``count``, ``completeness``, ``uniqueness``, ``schema``, ``freshness``,
 ``integrity``, ``metric``, ``anomaly`` (a window's metric against its own history), ``emptiness``,
 ``formats`` (e-mail, URL, UUID, JSON, IP addresses), ``equality``, ``recency`` (date formats, the clock) and
-``codes`` (ISO country, currency, language codes). docs/checks.md lists every registered check.
+``codes`` (ISO country, currency, language codes) and ``aggregate`` (any curated aggregate, per batch or
+per group). docs/checks.md lists every registered check.
 """
 
 from streaming_dq.checks import (  # noqa: F401
+    aggregate,
     anomaly,
     codes,
     comparison,

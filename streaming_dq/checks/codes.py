@@ -28,6 +28,7 @@ from streaming_dq.exceptions import ConfigError
 
 CountryStandard = Literal["alpha-2", "alpha-3", "numeric"]
 LanguageStandard = Literal["alpha-2", "alpha-3"]
+CurrencyStandard = Literal["alpha-3", "numeric"]
 
 
 @cache
@@ -48,11 +49,11 @@ def subdivision_codes(country: str | None = None) -> frozenset[str]:
 
 
 @cache
-def currency_codes() -> frozenset[str]:
-    """ISO 4217 alphabetic codes of the current currencies (``EUR``, ``USD``)."""
+def currency_codes(standard: CurrencyStandard = "alpha-3") -> frozenset[str]:
+    """ISO 4217 codes of the current currencies: alphabetic (``EUR``) or ``numeric`` (``978``, as text)."""
     import pycountry
 
-    return frozenset(c.alpha_3 for c in pycountry.currencies)
+    return frozenset(c.alpha_3 if standard == "alpha-3" else c.numeric for c in pycountry.currencies)
 
 
 @cache
@@ -131,12 +132,21 @@ class SubdivisionCodeCheck(_CodeCheck):
 
 
 class CurrencyCodeCheck(_CodeCheck):
-    """Fails a row when a value of ``columns`` is not an ISO 4217 currency code (``EUR``)."""
+    """Fails a row when a value of ``columns`` is not an ISO 4217 currency code of ``standard``
+    (``alpha-3`` by default: ``EUR``; ``numeric``: ``978``, three digits as text)."""
 
-    what = "an ISO 4217 currency code"
+    def __init__(
+        self, check_id: str, columns: Sequence[str], standard: CurrencyStandard = "alpha-3", **kw: Any
+    ) -> None:
+        super().__init__(check_id, columns, **kw)
+        self.standard = standard
 
     def codes(self) -> frozenset[str]:
-        return currency_codes()
+        return currency_codes(self.standard)
+
+    @property
+    def what(self) -> str:  # type: ignore[override]
+        return f"an ISO 4217 {self.standard} currency code"
 
 
 class LanguageCodeCheck(_CodeCheck):
@@ -180,9 +190,10 @@ class SubdivisionCodeCheckConfig(_CodeConfig):
 
 @register_check_config(check_name="currency-code-check")
 class CurrencyCodeCheckConfig(_CodeConfig):
-    """``{check: currency-code-check, check-id, columns: [...]}``."""
+    """``{check: currency-code-check, check-id, columns: [...], standard?: alpha-3 | numeric}``."""
 
     check_class: ClassVar[type[BaseCheck]] = CurrencyCodeCheck
+    standard: CurrencyStandard = "alpha-3"
 
 
 @register_check_config(check_name="language-code-check")

@@ -149,20 +149,30 @@ class UniqueKeyCheck(BaseRowCheck):
 
     NULL semantics: a row with a NULL in any key column passes: an incomplete key identifies nothing, so it
     cannot be a duplicate (as with SQL UNIQUE constraints). Pair with ``null-check`` to reject such keys.
+    ``nulls-distinct: false`` compares NULLs as values instead (two rows ``(1, NULL)`` are duplicates).
 
     With a ``filter`` the key must be unique among the rows the filter selects (the others neither fail nor
     count as duplicates).
     """
 
     def __init__(
-        self, check_id: str, columns: Sequence[str], severity: Severity = Severity.CRITICAL, **kw: Any
+        self,
+        check_id: str,
+        columns: Sequence[str],
+        nulls_distinct: bool = True,
+        severity: Severity = Severity.CRITICAL,
+        **kw: Any,
     ) -> None:
         super().__init__(check_id, severity, **kw)
         self.columns = list(columns)
+        self.nulls_distinct = nulls_distinct
 
     def failure_condition(self, df: DataFrame) -> Column:
         keys = [col(c) for c in self.columns]
-        has_null = reduce(lambda a, b: a | b, [k.isNull() for k in keys])
+        # with nulls-distinct: false a NULL is a value like any other: (1, NULL) twice is a duplicate
+        has_null = (
+            reduce(lambda a, b: a | b, [k.isNull() for k in keys]) if self.nulls_distinct else F.lit(False)
+        )
         # with a filter, only the rows it selects count as each other's duplicates
         repeats = F.count(F.when(self.applies(), F.lit(1))).over(Window.partitionBy(*keys)) > 1
         return ~has_null & repeats
@@ -201,7 +211,8 @@ class UniqueRowsCheckConfig(BaseAggregateCheckConfig):
 
 @register_check_config(check_name="unique-key-check")
 class UniqueKeyCheckConfig(BaseRowCheckConfig):
-    """``{check: unique-key-check, check-id, columns: [...]}``."""
+    """``{check: unique-key-check, check-id, columns: [...], nulls-distinct?: true}``."""
 
     check_class: ClassVar[type[BaseCheck]] = UniqueKeyCheck
     columns: list[str] = Field(min_length=1)
+    nulls_distinct: bool = True

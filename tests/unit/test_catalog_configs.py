@@ -93,6 +93,8 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "currency-code-check": {"columns": ["s"]},
     "language-code-check": {"columns": ["s"]},
     "subdivision-code-check": {"columns": ["s"]},
+    "aggregate-check": {"function": "avg", "column": "a", "ge": 0},
+    "group-aggregate-check": {"function": "count", "column": "*", "group-by": ["a"], "le": 1},
 }
 
 ROW_LEVEL = {
@@ -125,10 +127,11 @@ ROW_LEVEL = {
         "ipv4-format-check ipv6-format-check ipv4-in-cidr-check equal-to-check not-equal-to-check "
         "numeric-not-between-check decimal-places-check date-format-check timestamp-format-check "
         "not-in-future-check not-in-near-future-check older-than-check country-code-check "
-        "currency-code-check language-code-check subdivision-code-check"
+        "currency-code-check language-code-check subdivision-code-check group-aggregate-check"
     ).split(),
 }
 CLASSIC = {
+    "aggregate-check",
     "distinct-ratio-check",
     "unique-ratio-check",
     "unique-rows-check",
