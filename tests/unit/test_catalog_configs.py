@@ -121,14 +121,35 @@ ROW_LEVEL = {
     "expression-check",
     "unique-key-check",
     "foreign-key-row-check",
-    *(
-        "empty-check null-or-empty-check empty-array-check null-or-empty-array-check string-case-check "
-        "email-format-check url-format-check uuid-format-check json-format-check json-keys-check "
-        "ipv4-format-check ipv6-format-check ipv4-in-cidr-check equal-to-check not-equal-to-check "
-        "numeric-not-between-check decimal-places-check date-format-check timestamp-format-check "
-        "not-in-future-check not-in-near-future-check older-than-check country-code-check "
-        "currency-code-check language-code-check subdivision-code-check group-aggregate-check"
-    ).split(),
+    *[
+        "empty-check",
+        "null-or-empty-check",
+        "empty-array-check",
+        "null-or-empty-array-check",
+        "string-case-check",
+        "email-format-check",
+        "url-format-check",
+        "uuid-format-check",
+        "json-format-check",
+        "json-keys-check",
+        "ipv4-format-check",
+        "ipv6-format-check",
+        "ipv4-in-cidr-check",
+        "equal-to-check",
+        "not-equal-to-check",
+        "numeric-not-between-check",
+        "decimal-places-check",
+        "date-format-check",
+        "timestamp-format-check",
+        "not-in-future-check",
+        "not-in-near-future-check",
+        "older-than-check",
+        "country-code-check",
+        "currency-code-check",
+        "language-code-check",
+        "subdivision-code-check",
+        "group-aggregate-check",
+    ],
 }
 CLASSIC = {
     "aggregate-check",
