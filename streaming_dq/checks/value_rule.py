@@ -52,6 +52,10 @@ class ValueRuleCheck(BaseRowCheck):
         """True when a non-NULL ``value`` breaks the rule (NULL here counts as breaking it too)."""
         raise NotImplementedError
 
+    def bad_named(self, name: str) -> Column:
+        """:meth:`bad` for the column called ``name`` (a check that builds its rule as SQL text overrides this)."""
+        return self.bad(col(name))
+
     def rule_text(self) -> str:
         """What a failing value is, in words: ``an empty string``, ``not an e-mail address``."""
         raise NotImplementedError
@@ -59,7 +63,7 @@ class ValueRuleCheck(BaseRowCheck):
     def failure_condition(self, df: DataFrame) -> Column:
         on_null = F.lit(self.null_fails or self.treat_null_as_failure)
         terms = [
-            F.when(col(c).isNull(), on_null).otherwise(F.coalesce(self.bad(col(c)), F.lit(True)))
+            F.when(col(c).isNull(), on_null).otherwise(F.coalesce(self.bad_named(c), F.lit(True)))
             for c in self.columns
         ]
         return reduce(lambda a, b: a | b, terms)

@@ -94,19 +94,30 @@ def _root(
 
 @app.command()
 def validate(config: ConfigArg, as_json: JsonOption = False) -> None:
-    """Check a gate config without running Spark.
+    """Check a gate config (or a checks file, ours or DQX's rules) without running Spark.
 
     Every check is built through the check factory and every profile is parsed. Exit 0 with a one-line
     summary, or 2 with one `FILE: FIELD.PATH: reason` line per problem. In a config, `${VAR}` and
     `${VAR:-default}` are environment variables, `${CONFIG_DIR}` is the file's folder, and relative paths
     are read from the file's folder.
     """
-    from streaming_dq.config.loader import inspect_gate_config
+    from streaming_dq.config.loader import inspect_gate_config, read_yaml
 
+    try:
+        data = read_yaml(config)
+    except ConfigError as exc:
+        raise _fail_config([exc], as_json=as_json) from None
+    if not (isinstance(data, dict) and "gate" in data):
+        _validate_checks_file(config, as_json=as_json)
+        return
     loaded, problems = inspect_gate_config(config)
     if problems or loaded is None:
         raise _fail_config(problems, as_json=as_json)
+    from streaming_dq.config.dqx import is_dqx_rules, translate
     from streaming_dq.sources import UnknownFieldsCheck
+
+    dqx = loaded.dialect == "dqx" or (loaded.dialect == "auto" and is_dqx_rules(loaded.checks))
+    notes = translate(loaded.checks).notes if dqx else []
 
     check_set = loaded.check_set()
     builtin = [c for c in check_set if isinstance(c, UnknownFieldsCheck)]
@@ -122,6 +133,8 @@ def validate(config: ConfigArg, as_json: JsonOption = False) -> None:
             "unknown_fields": loaded.source.unknown_fields if builtin else None,
             "aggregate_checks": aggregates,
             "profiles": [p.name for p in loaded.profiles],
+            "dialect": "dqx" if dqx else "native",
+            "notes": notes,
         }
         typer.echo(json.dumps(doc, indent=2))
         return
@@ -129,7 +142,40 @@ def validate(config: ConfigArg, as_json: JsonOption = False) -> None:
     typer.echo(
         f"ok: gate {loaded.gate.name!r}: {_count(len(check_set) - len(builtin), 'check')} ({rows} row, "
         f"{aggregates} aggregate){extra}, {_count(len(loaded.profiles), 'profile')}"
+        + (" (DQX rules)" if dqx else "")
     )
+    for note in notes:
+        typer.echo(f"note: {note}")
+
+
+def _validate_checks_file(path: Path, *, as_json: bool) -> None:
+    """``validate`` on a checks file (a list of checks, ours or DQX's rules) rather than a gate config."""
+    from streaming_dq.config.loader import load_check_file
+
+    try:
+        loaded = load_check_file(path)
+    except ConfigError as exc:
+        raise _fail_config(_problems(exc), as_json=as_json) from None
+    checks = loaded.check_set
+    rows, aggregates = len(checks.get_row_checks()), len(checks.get_aggregate_checks())
+    if as_json:
+        doc = {
+            "ok": True,
+            "file": str(path),
+            "checks": len(checks),
+            "row_checks": rows,
+            "aggregate_checks": aggregates,
+            "dialect": loaded.dialect,
+            "notes": list(loaded.notes),
+        }
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    dialect = " (DQX rules)" if loaded.dialect == "dqx" else ""
+    typer.echo(
+        f"ok: checks file: {_count(len(checks), 'check')} ({rows} row, {aggregates} aggregate){dialect}"
+    )
+    for note in loaded.notes:
+        typer.echo(f"note: {note}")
 
 
 def _count(n: int, noun: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -9,11 +10,14 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from streaming_dq.config.dqx import Dialect
 from streaming_dq.config.errors import raise_config_error
 from streaming_dq.config.factory import CheckFactory
 from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck, BaseRowCheck
 from streaming_dq.core.base_config import BaseCheckConfig
 from streaming_dq.exceptions import ConfigError, DuplicateCheckIdError
+
+_log = logging.getLogger("streaming_dq.config")
 
 
 class CheckSet:
@@ -43,10 +47,27 @@ class CheckSet:
         return self
 
     def add_checks_from_dicts(
-        self, raws: Iterable[Mapping[str, Any]], *, source: str | None = None, prefix: str = "checks"
+        self,
+        raws: Iterable[Mapping[str, Any]],
+        *,
+        source: str | None = None,
+        prefix: str = "checks",
+        dialect: Dialect = "auto",
     ) -> CheckSet:
-        """Add checks from raw dicts; errors name ``source`` and the field path (``checks[2].min-value``)."""
-        for i, raw in enumerate(raws):
+        """Add checks from raw dicts; errors name ``source`` and the field path (``checks[2].min-value``).
+
+        A list in DQX's rule format (detected, or ``dialect="dqx"``) is translated first
+        (:mod:`streaming_dq.config.dqx`); its notes on approximations are logged as warnings.
+        """
+        from streaming_dq.config.validation import dialect_items
+
+        try:
+            items, notes = dialect_items(list(raws), prefix=prefix, dialect=dialect)
+        except ConfigError as exc:
+            raise type(exc)(exc.reason, source=source, field_path=exc.field_path) from None
+        for note in notes:
+            _log.warning("%s: %s", source or "checks", note)
+        for i, raw in items:
             where = f"{prefix}[{i}]"
             try:
                 check = CheckFactory.from_dict(raw)
@@ -63,8 +84,11 @@ class CheckSet:
         return self
 
     @classmethod
-    def from_dicts(cls, raws: Iterable[Mapping[str, Any]], *, source: str | None = None) -> CheckSet:
-        return cls().add_checks_from_dicts(raws, source=source)
+    def from_dicts(
+        cls, raws: Iterable[Mapping[str, Any]], *, source: str | None = None, dialect: Dialect = "auto"
+    ) -> CheckSet:
+        """A CheckSet of checks in our format or DQX's (see :meth:`add_checks_from_dicts`)."""
+        return cls().add_checks_from_dicts(raws, source=source, dialect=dialect)
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> CheckSet:
@@ -74,13 +98,15 @@ class CheckSet:
             data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as exc:
             raise ConfigError(f"cannot read YAML: {exc}", source=source) from None
+        dialect: Dialect = "auto"
         if isinstance(data, Mapping):
             if "checks" not in data:
                 raise ConfigError("expected a list of checks or a mapping with a 'checks' key", source=source)
+            dialect = _dialect(data.get("dialect", "auto"), source)
             data = data["checks"]
         if not isinstance(data, list):
             raise ConfigError("'checks' must be a list", source=source, field_path="checks")
-        return cls().add_checks_from_dicts(data, source=source)
+        return cls().add_checks_from_dicts(data, source=source, dialect=dialect)
 
     def get_row_checks(self) -> list[BaseRowCheck]:
         return [c for c in self._checks if isinstance(c, BaseRowCheck)]
@@ -100,3 +126,11 @@ class CheckSet:
 
     def __repr__(self) -> str:
         return f"CheckSet({[c.check_id for c in self._checks]})"
+
+
+def _dialect(value: Any, source: str | None) -> Dialect:
+    if value not in ("auto", "native", "dqx"):
+        raise ConfigError(
+            f"dialect must be auto, native or dqx, not {value!r}", source=source, field_path="dialect"
+        )
+    return value  # type: ignore[no-any-return]

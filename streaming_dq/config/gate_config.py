@@ -652,7 +652,12 @@ class GateConfig(_Section):
     maintenance: MaintenanceSection | None = None
     spark: SparkSection = Field(default_factory=SparkSection)
     checks: list[dict[str, Any]] = Field(
-        min_length=1, description="Check definitions: {check: <name>, check-id: ..., <parameters>}."
+        min_length=1,
+        description="Check definitions: {check: <name>, check-id: ..., <parameters>}, or DQX rules.",
+    )
+    dialect: Literal["auto", "native", "dqx"] = Field(
+        default="auto",
+        description="The format of checks: detected (auto), ours (native) or DQX's rules (dqx).",
     )
 
     _source_file: str | None = PrivateAttr(default=None)
@@ -677,7 +682,7 @@ class GateConfig(_Section):
         """
         from streaming_dq.sources import unknown_fields_check
 
-        checks = CheckSet().add_checks_from_dicts(self.checks, source=self.source_file)
+        checks = CheckSet().add_checks_from_dicts(self.checks, source=self.source_file, dialect=self.dialect)
         builtin = unknown_fields_check(self.source, list(self.fail_levels))
         return checks if builtin is None else checks.add_check(builtin)
 

@@ -33,6 +33,7 @@ import yaml
 from pydantic import ValidationError
 
 from streaming_dq.config.check_set import CheckSet
+from streaming_dq.config.dqx import Dialect, is_dqx_rules, translate
 from streaming_dq.config.errors import ConfigErrors, format_loc
 from streaming_dq.config.gate_config import GateConfig
 from streaming_dq.config.validation import (
@@ -237,7 +238,10 @@ def inspect_gate_config(path: str | Path) -> tuple[GateConfig | None, list[Confi
     built: list[BuiltCheck] = []
     check_problems: list[ConfigError] = []
     if isinstance(data.get("checks"), list):
-        built, check_problems = build_checks(data["checks"], source=source)
+        dialect = data.get("dialect", "auto")
+        built, check_problems = build_checks(
+            data["checks"], source=source, dialect=dialect if dialect in ("native", "dqx") else "auto"
+        )
     config: GateConfig | None = None
     try:
         config = _resolve_paths(GateConfig.model_validate(data), base).with_source_file(source)
@@ -280,6 +284,10 @@ class CheckFile:
 
     check_set: CheckSet
     config: GateConfig | None = None
+    #: What a DQX translation approximates (empty for our own format).
+    notes: tuple[str, ...] = ()
+    #: ``native`` or ``dqx``: the format the checks were written in.
+    dialect: str = "native"
 
 
 def load_check_file(path: str | Path) -> CheckFile:
@@ -291,20 +299,36 @@ def load_check_file(path: str | Path) -> CheckFile:
     """
     source = str(path)
     data = read_yaml(path)
+    notes: list[str] = []
     if isinstance(data, Mapping) and "gate" in data:
         config = load_gate_config(path)
+        checks = config.checks
+        if config.dialect == "dqx" or (config.dialect == "auto" and is_dqx_rules(checks)):
+            notes = translate(checks).notes
+            return CheckFile(config.check_set(), config, tuple(notes), "dqx")
         return CheckFile(config.check_set(), config)
+    dialect: Dialect = "auto"
     if isinstance(data, Mapping):
-        extra = [k for k in data if k != "checks"]
+        extra = [k for k in data if k not in ("checks", "dialect")]
         if extra or "checks" not in data:
             reason = (
-                "a checks file is a list of checks or a mapping with only 'checks' (a gate config has 'gate')"
+                "a checks file is a list of checks or a mapping with 'checks' and optionally 'dialect' "
+                "(a gate config has 'gate')"
             )
             raise ConfigError(reason, source=source, field_path=str(extra[0]) if extra else None)
+        given = data.get("dialect", "auto")
+        if given not in ("auto", "native", "dqx"):
+            raise ConfigError(
+                f"dialect must be auto, native or dqx, not {given!r}", source=source, field_path="dialect"
+            )
+        dialect = given
         data = data["checks"]
     if not isinstance(data, list) or not data:
         raise ConfigError("expected a non-empty list of checks", source=source, field_path="checks")
-    built, problems = build_checks(data, source=source)
+    built, problems = build_checks(data, source=source, dialect=dialect, notes=notes)
     if problems:
         _raise(problems, source)
-    return CheckFile(CheckSet(b.check for b in built))
+    is_dqx = dialect == "dqx" or (dialect == "auto" and is_dqx_rules(data))
+    return CheckFile(
+        CheckSet(b.check for b in built), notes=tuple(notes), dialect="dqx" if is_dqx else "native"
+    )

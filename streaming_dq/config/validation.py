@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from streaming_dq.config.dqx import Dialect
 from streaming_dq.config.factory import CheckFactory
 from streaming_dq.config.gate_config import TIME_TYPES, GateConfig
 from streaming_dq.config.registry import CheckConfigRegistry
@@ -219,10 +220,44 @@ def _build_one(raw: Any, where: str, source: str | None) -> tuple[BuiltCheck | N
         return None, [ConfigError(str(exc), source=source, field_path=where)]
 
 
+def dialect_items(
+    raws: Sequence[Any], *, prefix: str = "checks", dialect: Dialect = "auto"
+) -> tuple[list[tuple[int, Any]], list[str]]:
+    """``(index in raws, check config)`` per check, translated from DQX's format when ``raws`` is in it.
+
+    ``dialect: auto`` detects DQX rules (``criticality``, ``check: {function}``); ``dqx`` requires them.
+
+    Returns:
+        The configs with the index of the item each came from (a DQX rule with ``for_each_column`` gives
+        several with one index), and the translation's notes on approximations.
+
+    Raises:
+        ConfigError: a DQX rule cannot be translated, or the list mixes the dialects.
+    """
+    from streaming_dq.config.dqx import is_dqx_rules, translate
+
+    if dialect == "dqx" or (dialect == "auto" and is_dqx_rules(raws)):
+        translation = translate(raws, prefix=prefix)
+        return list(translation.checks), translation.notes
+    return list(enumerate(raws)), []
+
+
 def build_checks(
-    raws: Sequence[Any], *, source: str | None = None, prefix: str = "checks"
+    raws: Sequence[Any],
+    *,
+    source: str | None = None,
+    prefix: str = "checks",
+    dialect: Dialect = "auto",
+    notes: list[str] | None = None,
 ) -> tuple[list[BuiltCheck], list[ConfigError]]:
     """Build every check of ``raws`` through the factory, collecting every problem instead of stopping.
+
+    Args:
+        raws: The ``checks:`` items, in our format or DQX's (see :func:`dialect_items`).
+        source: The file, named in errors.
+        prefix: The field path of the list.
+        dialect: ``auto``, ``native`` or ``dqx``.
+        notes: Receives the DQX translation's notes on approximations, when given.
 
     Returns:
         The checks that are valid, and one error per problem (``checks[2].min-value: ...``), duplicate
@@ -230,8 +265,14 @@ def build_checks(
     """
     built: list[BuiltCheck] = []
     problems: list[ConfigError] = []
-    first_use: dict[str, int] = {}
-    for index, raw in enumerate(raws):
+    first_use: dict[str, str] = {}
+    try:
+        items, found_notes = dialect_items(raws, prefix=prefix, dialect=dialect)
+    except ConfigError as exc:
+        return [], [type(exc)(exc.reason, source=source, field_path=exc.field_path)]
+    if notes is not None:
+        notes.extend(found_notes)
+    for index, raw in items:
         where = f"{prefix}[{index}]"
         one, found = _build_one(raw, where, source)
         problems += found
@@ -239,14 +280,12 @@ def build_checks(
             continue
         check_id = one.check.check_id
         if check_id in first_use:
-            reason = (
-                f"duplicate check-id {check_id!r} (also {prefix}[{first_use[check_id]}]); ids must be unique"
-            )
+            reason = f"duplicate check-id {check_id!r} (also {first_use[check_id]}); ids must be unique"
             problems.append(
                 DuplicateCheckIdError(check_id, reason=reason, source=source, field_path=f"{where}.check-id")
             )
             continue
-        first_use[check_id] = index
+        first_use[check_id] = where
         built.append(BuiltCheck(index, one.config, one.check))
     return built, problems
 

@@ -35,7 +35,7 @@ class Collected:
     Attributes:
         table: Input columns, bitmask words, the regime (when split) and the extra columns (prefixed).
         aggregates: Everything aggregated over the batch (the window states are left to the caller).
-        frame: The annotated batch, which classic aggregate checks rescan.
+        frame: The batch with its regime column, which classic aggregate checks rescan.
     """
 
     table: pa.Table
@@ -105,7 +105,10 @@ def collect(
     observed = rows.observe(observation, *aggs) if observation is not None else rows
     table = plan.rules.pack(observed.toArrow())
     values = dict(observation.get) if observation is not None else {}
-    return Collected(table, plan.layout.read_observed(values, plan.rules.count(table)), base)
+    # classic aggregate checks rescan the input (+ regime), never the annotated frame: its joins and windows
+    # (unique keys, foreign keys, groups) would be recomputed by every such check
+    frame = base if plan.inlinable(df) else plan.with_regime(df)
+    return Collected(table, plan.layout.read_observed(values, plan.rules.count(table)), frame)
 
 
 def split(

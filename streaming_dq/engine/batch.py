@@ -97,7 +97,8 @@ class BatchDQEngine:
             rows = annotated.groupBy(*layout.group_keys(windows=False)).agg(
                 *layout.grouped_columns(windows=False)
             )
-            outcome = decide(plan, layout.read_grouped(rows.collect()), annotated)
+            # classic checks rescan the persisted input, not the annotated frame (whose joins would rerun)
+            outcome = decide(plan, layout.read_grouped(rows.collect()), plan.with_regime(df))
         finally:
             if needs_persist:
                 df.unpersist()
