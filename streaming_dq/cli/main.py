@@ -425,6 +425,58 @@ def check(
     raise typer.Exit(code)
 
 
+# --- suggest ------------------------------------------------------------------------------------------
+
+
+@app.command()
+def suggest(
+    data: Annotated[Path, typer.Option("--data", help="The file, folder or Delta table to profile.")],
+    data_format: Annotated[DataFormat, typer.Option("--format", help="Format of --data.")] = DataFormat.json,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the checks here (default: print them).")
+    ] = None,
+    sample_rows: Annotated[
+        int, typer.Option("--sample-rows", min=1, help="Profile the first N rows.")
+    ] = 100_000,
+    max_values: Annotated[
+        int,
+        typer.Option("--max-values", min=1, help="Suggest a value set for columns with at most N values."),
+    ] = 20,
+) -> None:
+    """Profile a sample of --data in one pass and write a YAML check set derived from it.
+
+    Every rule carries a comment saying what it was derived from (NULL counts, min/max, distinct counts,
+    string lengths and formats, value sets, candidate keys). Bounds and value sets are warnings. Edit the
+    file, then `streaming-dq validate` it. Exit 0, 2 on a usage error.
+    """
+    from streaming_dq.cli.checking import read_data
+    from streaming_dq.config.gate_config import SparkSection
+    from streaming_dq.job import build_spark_session
+    from streaming_dq.suggest import profile, render_yaml, suggest_checks
+
+    if "://" not in str(data) and not data.exists():
+        typer.echo(f"error: --data {data}: no such file or directory", err=True)
+        raise typer.Exit(EXIT_USAGE)
+    session, own_session = build_spark_session(
+        SparkSection(), app_name="streaming-dq-suggest", delta=data_format.value == "delta"
+    )
+    try:
+        profiles = profile(
+            read_data(session, data, data_format.value, None), sample_rows=sample_rows, max_values=max_values
+        )
+    finally:
+        if own_session:
+            session.stop()
+    suggestions = suggest_checks(profiles, max_values=max_values)
+    rows = profiles[0].rows if profiles else 0
+    text = render_yaml(suggestions, source=str(data), rows=rows)
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    output.write_text(text, encoding="utf-8")
+    typer.echo(f"wrote {_count(len(suggestions), 'check')} from {rows:,} rows to {output}")
+
+
 # --- metrics ------------------------------------------------------------------------------------------
 
 
