@@ -5,7 +5,7 @@ One family per module: ``null``, ``numeric``, ``temporal`` (date/timestamp), ``s
 ``integrity``, ``metric``, ``anomaly`` (a window's metric against its own history), ``emptiness``,
 ``formats`` (e-mail, URL, UUID, JSON, IP addresses), ``equality``, ``recency`` (date formats, the clock) and
 ``codes`` (ISO country, currency, language codes) and ``aggregate`` (any curated aggregate, per batch or
-per group). docs/checks.md lists every registered check.
+per group), ``outliers`` (values far from the batch's median). docs/checks.md lists every registered check.
 """
 
 from streaming_dq.checks import (  # noqa: F401
@@ -25,6 +25,7 @@ from streaming_dq.checks import (  # noqa: F401
     metric,
     null,
     numeric,
+    outliers,
     recency,
     schema,
     strings,

@@ -377,6 +377,61 @@ def _aggr(op: str) -> Translator:
     return build
 
 
+_ANOMALY_METRICS = {
+    "avg": "mean",
+    "sum": "sum",
+    "min": "min",
+    "max": "max",
+    "stddev": "stddev",
+    "stddev_samp": "stddev",
+    "count_distinct": "distinct-count",
+    "approx_count_distinct": "distinct-count",
+}
+_GRAINS = {"minute": "1 minute", "hour": "1 hour", "day": "1 day", "week": "7 days"}
+
+
+def _aggr_outliers(a: _Args) -> dict[str, Any]:
+    for name in ("group_by", "row_filter", "aggr_params"):
+        a.refuse(name, f"{name} has no counterpart yet in anomaly-check")
+    aggr, column = str(a.get("aggr_type", "avg")), a.need("column")
+    if aggr == "count" and column == "*":
+        metric: dict[str, Any] = {"check": "row-count"}
+    elif aggr in _ANOMALY_METRICS:
+        metric = {"check": _ANOMALY_METRICS[aggr], "column": a.column()}
+    else:
+        raise ConfigError(
+            f"aggr_type {aggr!r} has no mergeable window state here (anomaly-check knows count of '*', "
+            f"{', '.join(_ANOMALY_METRICS)})",
+            field_path=f"{a.where}.check.arguments.aggr_type",
+        )
+    grain = str(a.get("time_interval", "day"))
+    if grain not in _GRAINS:
+        raise ConfigError(
+            f"time_interval {grain!r} has no counterpart yet (known: {', '.join(_GRAINS)})",
+            field_path=f"{a.where}.check.arguments.time_interval",
+        )
+    lookback, warmup = int(a.get("lookback_num_intervals", 14)), int(a.get("warmup_num_intervals", 7))
+    return {
+        "check": "anomaly-check",
+        "metric": metric,
+        "scope": {"window": _GRAINS[grain]},
+        "baseline": {"windows": lookback},
+        "band": {"stddevs": float(a.get("sigma", 3.0))},
+        "min-history": warmup,
+    }
+
+
+def _fresh_windows(a: _Args) -> dict[str, Any]:
+    a.refuse("curr_timestamp", "curr_timestamp is a Spark Column in DQX and cannot be given in YAML here")
+    a.refuse("row_filter", "row_filter has no counterpart yet in a window-scoped check")
+    a.column()
+    return {
+        "check": "row-count-min-check",
+        "min-count": int(a.need("min_records_per_window")),
+        "scope": {"window": f"{int(a.need('window_minutes'))} minutes"},
+    }
+
+
 def _schema(a: _Args) -> dict[str, Any]:
     for name in ("ref_df_name", "ref_table", "columns", "exclude_columns"):
         a.refuse(name, f"{name} has no counterpart yet (give expected_schema as DDL)")
@@ -597,6 +652,32 @@ FUNCTIONS: dict[str, Mapping_] = {
         "a value that is not one complete JSON object fails",
         "json-keys-check",
     ),
+    "is_ipv6_address_in_cidr": Mapping_(
+        ("column", "cidr_block"),
+        lambda a: {
+            "check": "ipv6-in-cidr-check",
+            "columns": [a.column()],
+            "cidr-blocks": [a.need("cidr_block")],
+        },
+        _PATTERN_NOTE,
+        "ipv6-in-cidr-check",
+    ),
+    "has_valid_json_schema": Mapping_(
+        ("column", "schema"),
+        lambda a: {"check": "json-schema-check", "columns": [a.column()], "schema": a.need("schema")},
+        "the text must also be one complete JSON document (duplicate keys fail)",
+        "json-schema-check",
+    ),
+    "has_no_outliers": Mapping_(
+        ("column", "row_filter"),
+        lambda a: (
+            {"check": "mad-outlier-check", "column": a.column(), "k": 3.5}
+            | ({"filter": a.get("row_filter")} if a.get("row_filter") else {})
+        ),
+        "ours uses the exact (interpolated) median, DQX percentile_approx: bounds can differ on even counts",
+        "mad-outlier-check",
+        dataset=True,
+    ),
     "is_unique": Mapping_(
         ("columns", "nulls_distinct", "row_filter"), _unique, ours="unique-key-check", dataset=True
     ),
@@ -627,6 +708,41 @@ FUNCTIONS: dict[str, Mapping_] = {
         "aggregate-check / group-aggregate-check",
         True,
     ),
+    "has_no_aggr_outliers": Mapping_(
+        (
+            "column",
+            "time_column",
+            "aggr_type",
+            "sigma",
+            "lookback_num_intervals",
+            "warmup_num_intervals",
+            "time_interval",
+            "group_by",
+            "row_filter",
+            "aggr_params",
+        ),
+        _aggr_outliers,
+        "an anomaly-check on event-time windows: the gate's event-time must be time_column; each window is "
+        "judged once the watermark closes it, its baseline uses the sample stddev (DQX stddev_pop), and week "
+        "windows are 7 days from 1970-01-01 (a Thursday), not calendar weeks",
+        "anomaly-check",
+        True,
+    ),
+    "is_data_fresh_per_time_window": Mapping_(
+        (
+            "column",
+            "window_minutes",
+            "min_records_per_window",
+            "lookback_windows",
+            "row_filter",
+            "curr_timestamp",
+        ),
+        _fresh_windows,
+        "a window-scoped row-count-min-check: the gate's event-time must be column; every window is judged once "
+        "the watermark closes it (lookback_windows is not needed); a window without any row is never judged",
+        "row-count-min-check (scope: window)",
+        True,
+    ),
     "has_valid_schema": Mapping_(
         ("expected_schema", "ref_df_name", "ref_table", "columns", "strict", "exclude_columns"),
         _schema,
@@ -639,14 +755,9 @@ FUNCTIONS: dict[str, Mapping_] = {
 #: DQX functions with no counterpart yet, and what to use meanwhile.
 UNSUPPORTED: dict[str, str] = {
     "is_valid_national_id": "no counterpart yet; a regex-match-check with the country's pattern comes closest",
-    "is_ipv6_address_in_cidr": "no counterpart yet (ipv6-format-check checks the form only)",
-    "has_valid_json_schema": "no counterpart yet (json-keys-check checks top-level keys)",
-    "has_no_outliers": "no counterpart yet; an anomaly-check judges a metric against its history",
     "sql_query": "no counterpart yet; an expression-check covers row conditions",
-    "has_no_aggr_outliers": "no counterpart yet; anomaly-check (band: {stddevs: 3}) is the streaming equivalent",
     "aggr_matches_dataset": "no counterpart yet",
     "compare_datasets": "no counterpart yet",
-    "is_data_fresh_per_time_window": "no counterpart yet; freshness-check or a window-scoped row-count-min-check",
     "has_no_gaps_per_time_window": "no counterpart yet; a window-scoped row-count-min-check finds empty windows",
 }
 

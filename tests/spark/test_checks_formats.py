@@ -98,6 +98,12 @@ JSONS = [
     "1,2",
     "[]",
     "{}",
+    '{"id": 7}',
+    '{"id": "7"}',
+    '{"id": 1.5}',
+    '{"id": null}',
+    '{"id": 99999999999}',
+    '{"k": "x", "id": 2}',
 ]
 IPS = [
     "0.0.0.0",
@@ -180,6 +186,10 @@ PARAMS = st.fixed_dictionaries(
         "keys": st.sampled_from([["a"], ["k", "j"], ["j"]]),
         "all": st.booleans(),
         "blocks": st.sampled_from([["10.0.0.0/8"], ["192.168.0.0/16", "172.16.0.0/12"], ["0.0.0.0/0"]]),
+        "blocks6": st.sampled_from(
+            [["2001:db8::/32"], ["::/0"], ["::ffff:0:0/96", "fe80::/10"], ["2001:db8::/33"]]
+        ),
+        "json_schema": st.sampled_from(["id INT NOT NULL", "k INT, id INT"]),
         "standard": st.sampled_from(["alpha-2", "alpha-3", "numeric"]),
         "ignore": st.booleans(),
         "filtered": st.sets(st.integers(0, 40), max_size=14),
@@ -272,6 +282,26 @@ def ip(v: str, version: int) -> Any:
     return address if address.version == version and "%" not in v else None
 
 
+def conforms(v: str, schema: str) -> bool:
+    """Spark's reading of ``schema`` (INT fields) from a JSON object, with DQX-like NOT NULL presence."""
+    try:
+        doc = parse_json(v)
+    except ValueError:
+        return False
+    if not isinstance(doc, dict):
+        return False
+    fields = [f.split() for f in schema.split(", ")]
+    for name, _type, *not_null in fields:
+        value = doc.get(name)
+        if value is None:
+            if not_null:
+                return False
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not -(2**31) <= value < 2**31:
+            return False
+    return True
+
+
 def strict_date(v: str, with_time: bool) -> bool:
     shape = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}" if with_time else r"\d{4}-\d{2}-\d{2}"
     if not re.fullmatch(shape, v):
@@ -306,6 +336,7 @@ def cases(p: dict[str, Any], now: datetime) -> list[tuple[dict[str, Any], Oracle
         return left and right
 
     nets = [ipaddress.ip_network(b) for b in p["blocks"]]
+    nets6 = [ipaddress.ip_network(b) for b in p["blocks6"]]
     countries = {getattr(c, p["standard"].replace("-", "_")) for c in pycountry.countries}
     currencies = {c.alpha_3 for c in pycountry.currencies}
     languages = {x.alpha_2 for x in pycountry.languages if hasattr(x, "alpha_2")}
@@ -376,6 +407,16 @@ def cases(p: dict[str, Any], now: datetime) -> list[tuple[dict[str, Any], Oracle
             lambda r: guard(
                 r["t"], False, lambda v: (a := ip(v, 4)) is None or not any(a in n for n in nets)
             ),
+        ),
+        (
+            {"check": "ipv6-in-cidr-check", "columns": ["t"], "cidr-blocks": p["blocks6"]},
+            lambda r: guard(
+                r["t"], False, lambda v: (a := ip(v, 6)) is None or not any(a in n for n in nets6)
+            ),
+        ),
+        (
+            {"check": "json-schema-check", "columns": ["t"], "schema": p["json_schema"]},
+            lambda r: guard(r["t"], False, lambda v: not conforms(v, p["json_schema"])),
         ),
         (
             {"check": "equal-to-check", "columns": ["a"], "value": p["equal"], "treat-null-as-failure": t},
@@ -481,6 +522,8 @@ NEW_ROW_CHECK_NAMES = {
     "ipv4-format-check",
     "ipv6-format-check",
     "ipv4-in-cidr-check",
+    "ipv6-in-cidr-check",
+    "json-schema-check",
     "equal-to-check",
     "not-equal-to-check",
     "numeric-not-between-check",

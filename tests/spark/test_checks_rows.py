@@ -388,8 +388,11 @@ def test_the_oracle_test_covers_every_registered_row_check() -> None:
     from tests.spark.test_checks_formats import NEW_ROW_CHECK_NAMES
 
     registered = {n for n, cfg in CheckConfigRegistry.items() if issubclass(cfg.check_class, BaseRowCheck)}
-    # group-aggregate-check has its own oracle test (tests/spark/test_checks_aggregate_functions.py)
-    assert registered == ROW_CHECK_NAMES | NEW_ROW_CHECK_NAMES | {"group-aggregate-check"}
+    # group-aggregate-check and mad-outlier-check: tests/spark/test_checks_aggregate_functions.py
+    assert registered == ROW_CHECK_NAMES | NEW_ROW_CHECK_NAMES | {
+        "group-aggregate-check",
+        "mad-outlier-check",
+    }
 
 
 def flags_of(spark, check: BaseRowCheck, rows: list[tuple[Any, ...]], schema: str) -> list[bool]:  # type: ignore[no-untyped-def]

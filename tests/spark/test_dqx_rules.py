@@ -10,6 +10,7 @@ gate, and through ``streaming-dq validate``.
 from __future__ import annotations
 
 import json
+import statistics
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,8 @@ def _dup(
 
 
 ALL = rows()
+MEDIAN = statistics.median(r["amount"] for r in ALL)
+MAD = statistics.median(abs(r["amount"] - MEDIAN) for r in ALL)
 #: DQX's documented semantics, rule by rule: True = DQX reports the row.
 EXPECTED: dict[str, Any] = {
     "is_not_null_id": lambda r: r["id"] is None,
@@ -161,6 +164,11 @@ EXPECTED: dict[str, Any] = {
     "is_unique_qty_grp": _dup(ALL, ("qty", "grp"), where=lambda r: r["grp"] == "a", nulls=False),
     "foreign_key_country": lambda r: r["country"] not in REFERENCE,
     "is_aggr_not_greater_than": lambda r: sum(1 for o in ALL if o["grp"] == r["grp"]) > 3,
+    "is_ipv6_address_in_cidr_ip6": lambda r: r["ip6"] == "1::2::3",  # every valid one is 2001:db8::1
+    "has_valid_json_schema_payload": lambda r: (
+        not isinstance(_json(r["payload"]), dict) or not isinstance(_json(r["payload"]).get("id"), int)
+    ),
+    "has_no_outliers_amount": lambda r: abs(r["amount"] - MEDIAN) > 3.5 * MAD,
 }
 #: The dataset-level rules without group-by: DQX fails every row of the batch or none.
 BATCH_EXPECTED = {
@@ -182,7 +190,10 @@ def batch(spark):  # type: ignore[no-untyped-def]
 
 def test_the_rule_file_covers_every_mapped_function_and_every_rule_has_an_expectation() -> None:
     rules = yaml.safe_load(RULES.read_text())
-    assert {r["check"]["function"] for r in rules} == set(FUNCTIONS)
+    windowed = yaml.safe_load(
+        (RULES.parent / "window_functions.yaml").read_text()
+    )  # tests/unit/test_dqx_config.py
+    assert {r["check"]["function"] for r in [*rules, *windowed]} == set(FUNCTIONS)
     ids = {c["check-id"] for _, c in translate(rules).checks}
     assert ids == set(EXPECTED) | set(BATCH_EXPECTED)
     # not vacuous: most row rules report some rows and pass others

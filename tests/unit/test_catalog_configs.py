@@ -94,6 +94,9 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "language-code-check": {"columns": ["s"]},
     "subdivision-code-check": {"columns": ["s"]},
     "aggregate-check": {"function": "avg", "column": "a", "ge": 0},
+    "ipv6-in-cidr-check": {"columns": ["s"], "cidr-blocks": ["2001:db8::/32"]},
+    "json-schema-check": {"columns": ["s"], "schema": "id INT NOT NULL"},
+    "mad-outlier-check": {"column": "a"},
     "group-aggregate-check": {"function": "count", "column": "*", "group-by": ["a"], "le": 1},
 }
 
@@ -149,6 +152,9 @@ ROW_LEVEL = {
         "language-code-check",
         "subdivision-code-check",
         "group-aggregate-check",
+        "ipv6-in-cidr-check",
+        "json-schema-check",
+        "mad-outlier-check",
     ],
 }
 CLASSIC = {

@@ -128,3 +128,14 @@ def test_the_migration_page_lists_every_dqx_function() -> None:
     text = DOC.read_text(encoding="utf-8")
     listed = {line.split("`")[1] for line in text.splitlines() if line.startswith("| `")}
     assert listed == set(FUNCTIONS) | set(UNSUPPORTED)
+
+
+def test_window_rules_become_window_scoped_checks() -> None:
+    loaded = load_check_file(RULES.parent / "window_functions.yaml")
+    anomaly, fresh = list(loaded.check_set)
+    assert anomaly.check_type == "anomaly-check" and anomaly.scope is not None
+    assert anomaly.scope.size.total_seconds() == 86400 and anomaly.windows == 14 and anomaly.min_history == 7
+    assert anomaly.band == "stddevs" and anomaly.width == 3.0 and anomaly.severity.value == "warning"
+    assert fresh.check_type == "row-count-min-check" and fresh.scope.size.total_seconds() == 3600
+    assert fresh.min_count == 5 and fresh.severity.value == "critical"
+    assert len(loaded.notes) == 2 and all("event-time" in n for n in loaded.notes)
