@@ -176,11 +176,13 @@ AGGREGATE_NAMES_COVERED_HERE = {
 def test_every_aggregate_check_is_covered_by_an_oracle() -> None:
     aggregates = {n for n, c in CheckConfigRegistry.items() if issubclass(c.check_class, BaseAggregateCheck)}
     # anomaly-check: its metrics are those of the checks above (the same classes); its decision has its own
-    # hand-computed and property tests in tests/unit/test_anomaly.py
+    # hand-computed and property tests in tests/unit/test_anomaly.py; aggregate-check has its own oracle test
+    # over every curated function (tests/spark/test_checks_aggregate_functions.py)
     assert aggregates == AGGREGATE_NAMES_COVERED_HERE | {
         "schema-check",
         "column-presence-check",
         "anomaly-check",
+        "aggregate-check",
     }
 
 
