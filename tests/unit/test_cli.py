@@ -80,6 +80,8 @@ def test_validate_json(runner: CliRunner) -> None:
         "unknown_fields": "warn",  # the built-in check, not counted in "checks"
         "aggregate_checks": 3,
         "profiles": ["Autumn storm 2025"],
+        "dialect": "native",
+        "notes": [],
     }
 
 
