@@ -94,6 +94,19 @@ class _Args:
             raise ConfigError(why, field_path=f"{self.where}.check.arguments.{name}")
 
 
+def _gaps(a: _Args) -> dict[str, Any]:
+    a.refuse("curr_timestamp", "curr_timestamp is a Spark Column in DQX and cannot be given in YAML here")
+    out: dict[str, Any] = {
+        "check": "window-gaps-check",
+        "column": a.column(),
+        "window": f"{int(a.need('window_minutes'))} minutes",
+        "trailing": bool(a.get("trailing_gap", False)),
+    }
+    if a.get("group_by"):
+        out["group-by"] = a.columns("group_by")
+    return out
+
+
 def sql_of(value: Any) -> str:
     """A DQX limit as SQL text, read as DQX reads it (a plain string is SQL, a digit string a number ...)."""
     if isinstance(value, bool):
@@ -343,6 +356,27 @@ def _foreign_key(a: _Args) -> dict[str, Any]:
         "reference-dataset": a.need("ref_df_name"),
         "reference-column": refs[0],
     }
+
+
+def _compare(a: _Args) -> dict[str, Any]:
+    for name, why in (
+        ("ref_table", "declare the table under the gate's reference-datasets and name it in ref_df_name"),
+        ("check_missing_records", "reference rows missing from the batch have no row to fail here"),
+        ("rel_tolerance", "rel_tolerance has no counterpart yet (abs_tolerance has)"),
+        ("row_filter", "give the rule's filter instead of row_filter"),
+    ):
+        a.refuse(name, why)
+    out: dict[str, Any] = {
+        "check": "reference-match-check",
+        "columns": a.columns(),
+        "reference-dataset": a.need("ref_df_name"),
+        "reference-columns": a.columns("ref_columns"),
+    }
+    if a.get("exclude_columns"):
+        out["exclude-columns"] = a.columns("exclude_columns")
+    if a.get("abs_tolerance"):
+        out["abs-tolerance"] = float(a.get("abs_tolerance"))
+    return out
 
 
 _AGGR_ARGS = ("column", "limit", "aggr_type", "group_by", "row_filter", "aggr_params")
@@ -743,6 +777,32 @@ FUNCTIONS: dict[str, Mapping_] = {
         "row-count-min-check (scope: window)",
         True,
     ),
+    "compare_datasets": Mapping_(
+        (
+            "columns",
+            "ref_columns",
+            "ref_df_name",
+            "ref_table",
+            "check_missing_records",
+            "exclude_columns",
+            "null_safe_row_matching",
+            "null_safe_column_value_matching",
+            "row_filter",
+            "abs_tolerance",
+            "rel_tolerance",
+        ),
+        _compare,
+        "row by row: a row whose key is missing from the reference, matches several reference rows, or differs "
+        "in a shared column fails; a row with a NULL key passes (DQX matches NULL keys null-safely)",
+        "reference-match-check",
+        True,
+    ),
+    "has_no_gaps_per_time_window": Mapping_(
+        ("column", "window_minutes", "group_by", "trailing_gap", "curr_timestamp"),
+        _gaps,
+        ours="window-gaps-check",
+        dataset=True,
+    ),
     "has_valid_schema": Mapping_(
         ("expected_schema", "ref_df_name", "ref_table", "columns", "strict", "exclude_columns"),
         _schema,
@@ -757,8 +817,6 @@ UNSUPPORTED: dict[str, str] = {
     "is_valid_national_id": "no counterpart yet; a regex-match-check with the country's pattern comes closest",
     "sql_query": "no counterpart yet; an expression-check covers row conditions",
     "aggr_matches_dataset": "no counterpart yet",
-    "compare_datasets": "no counterpart yet",
-    "has_no_gaps_per_time_window": "no counterpart yet; a window-scoped row-count-min-check finds empty windows",
 }
 
 

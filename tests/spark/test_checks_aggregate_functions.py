@@ -235,3 +235,56 @@ def test_an_undefined_metric_fails_the_batch_and_a_tolerance_widens_eq(spark) ->
 def test_aggregate_config_errors(raw: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         CheckSet.from_dicts([{"check": "aggregate-check", "check-id": "x", **raw}])
+
+
+def test_window_gaps_check_flags_the_rows_before_each_empty_window(spark) -> None:  # type: ignore[no-untyped-def]
+    """Per group, on a 1-hour grid: the rows of the last hour before an hour without rows fail."""
+    import random
+    from datetime import datetime, timedelta
+
+    rng = random.Random(3)
+    t0 = datetime(2025, 1, 1)
+    rows = []
+    for i in range(120):
+        hour = rng.choice([0, 1, 2, 4, 5, 9, 10])  # gaps after 2 and after 5 (3, 6-8 empty)
+        g = rng.choice(["a", "b", None])
+        ts = None if i % 17 == 0 else t0 + timedelta(hours=hour, minutes=rng.randrange(60))
+        rows.append((i, g, ts))
+    df = spark.createDataFrame(rows, "id int, g string, ts timestamp")
+    checks = CheckSet.from_dicts(
+        [
+            {
+                "check": "window-gaps-check",
+                "check-id": "gaps",
+                "column": "ts",
+                "window": "1 hour",
+                "group-by": ["g"],
+            },
+            {
+                "check": "window-gaps-check",
+                "check-id": "all",
+                "column": "ts",
+                "window": "1 hour",
+                "trailing": True,
+            },
+        ]
+    )
+    result = BatchDQEngine(checks).run_batch(df)
+    got = {r["id"]: {e["check-id"] for e in r["_dq_errors"]} for r in result.df.collect()}
+    assert len(got) == len(rows)
+
+    def hour(ts: datetime) -> int:
+        return int((ts - datetime(1970, 1, 1)).total_seconds() // 3600)
+
+    per_group: dict[Any, set[int]] = {}
+    for _, g, ts in rows:
+        if ts is not None:
+            per_group.setdefault(g, set()).add(hour(ts))
+    every = set().union(*per_group.values())
+    for i, g, ts in rows:
+        hours = per_group.get(g, set())
+        want_group = ts is not None and hour(ts) + 1 not in hours and hour(ts) < max(hours)
+        # trailing: the last hour (2025) is long before now, so it is reported too
+        want_all = ts is not None and (hour(ts) + 1 not in every)
+        assert ("gaps" in got[i]) == want_group, (i, g, ts)
+        assert ("all" in got[i]) == want_all, (i, g, ts)

@@ -82,3 +82,66 @@ def test_a_missing_reference_column_names_the_check(spark) -> None:  # type: ign
     check.inject_reference_datasets({"customers": customers})
     with pytest.raises(CheckEvaluationError, match=r"'known-customer'.*no column 'id'"):
         check.evaluate(orders)
+
+
+def test_reference_match_check_against_a_python_comparison(spark) -> None:  # type: ignore[no-untyped-def]
+    """Missing keys, several reference rows, differing values (NULL = NULL), tolerance and NULL keys."""
+    batch = [
+        (1, "a", 10.0, "x"),  # matches
+        (2, "b", 10.0, "x"),  # amount differs beyond the tolerance
+        (3, "c", 5.0, None),  # note NULL on both sides: equal
+        (4, "d", 5.0, "y"),  # no reference row
+        (5, "e", 1.0, "z"),  # two reference rows
+        (None, "f", 1.0, "z"),  # NULL key: passes
+        (6, "g", 7.04, "w"),  # within abs-tolerance 0.05
+    ]
+    reference = [(1, 10.0, "x"), (2, 12.0, "x"), (3, 5.0, None), (5, 1.0, "z"), (5, 1.0, "z"), (6, 7.0, "w")]
+    df = spark.createDataFrame(batch, "id int, name string, amount double, note string")
+    ref = spark.createDataFrame(reference, "ref_id bigint, amount double, note string")
+    checks = CheckSet.from_dicts(
+        [
+            {
+                "check": "reference-match-check",
+                "check-id": "same-as-ledger",
+                "columns": ["id"],
+                "reference-dataset": "ledger",
+                "reference-columns": ["ref_id"],
+                "abs-tolerance": 0.05,
+            },
+            {
+                "check": "reference-match-check",
+                "check-id": "notes-only",
+                "columns": ["id"],
+                "reference-dataset": "ledger",
+                "reference-columns": ["ref_id"],
+                "compare-columns": ["note"],
+                "treat-null-as-failure": True,
+            },
+        ]
+    )
+    result = BatchDQEngine(checks).run_batch(df, {"ledger": ref})
+    rows = result.df.collect()
+    assert len(rows) == len(batch)  # the reference never multiplies rows
+
+    def oracle(row: tuple, compare: list[int], tol: float, null_fails: bool) -> bool:
+        key = row[0]
+        if key is None:
+            return null_fails
+        matches = [r for r in reference if r[0] == key]
+        if len(matches) != 1:
+            return True
+        ref_values = {2: matches[0][1], 3: matches[0][2]}
+        for i in compare:
+            a, b = row[i], ref_values[i]
+            if a is None or b is None:
+                if (a is None) != (b is None):
+                    return True
+            elif a != b and not (isinstance(a, float) and abs(a - b) <= tol):
+                return True
+        return False
+
+    by_name = {r["name"]: {e["check-id"] for e in r["_dq_errors"]} for r in rows}
+    for row in batch:
+        assert ("same-as-ledger" in by_name[row[1]]) == oracle(row, [2, 3], 0.05, False), row
+        assert ("notes-only" in by_name[row[1]]) == oracle(row, [3], 0.0, True), row
+    assert {n for n, e in by_name.items() if "same-as-ledger" in e} == {"b", "d", "e"}

@@ -108,6 +108,13 @@ def _dup(
 
 
 ALL = rows()
+
+
+def _day(ts: datetime) -> int:
+    return int((ts - datetime(1970, 1, 1)).total_seconds() // 86400)
+
+
+DAYS = {_day(r["ts"]) for r in ALL}
 MEDIAN = statistics.median(r["amount"] for r in ALL)
 MAD = statistics.median(abs(r["amount"] - MEDIAN) for r in ALL)
 #: DQX's documented semantics, rule by rule: True = DQX reports the row.
@@ -168,6 +175,10 @@ EXPECTED: dict[str, Any] = {
         not isinstance(_json(r["payload"]), dict) or not isinstance(_json(r["payload"]).get("id"), int)
     ),
     "has_no_outliers_amount": lambda r: abs(r["amount"] - MEDIAN) > 3.5 * MAD,
+    # the reference (countries) shares no column with the batch but its key: only a missing key fails
+    "compare_datasets_country": lambda r: r["country"] not in REFERENCE,
+    # the rows of the last present UTC day before a day without rows
+    "has_no_gaps_per_time_window_ts": lambda r: _day(r["ts"]) + 1 not in DAYS and _day(r["ts"]) < max(DAYS),
 }
 #: The dataset-level rules without group-by: DQX fails every row of the batch or none.
 BATCH_EXPECTED = {

@@ -97,6 +97,8 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "ipv6-in-cidr-check": {"columns": ["s"], "cidr-blocks": ["2001:db8::/32"]},
     "json-schema-check": {"columns": ["s"], "schema": "id INT NOT NULL"},
     "mad-outlier-check": {"column": "a"},
+    "reference-match-check": {"columns": ["a"], "reference-dataset": "ref"},
+    "window-gaps-check": {"column": "t", "window": "1 hour"},
     "group-aggregate-check": {"function": "count", "column": "*", "group-by": ["a"], "le": 1},
 }
 
@@ -155,6 +157,8 @@ ROW_LEVEL = {
         "ipv6-in-cidr-check",
         "json-schema-check",
         "mad-outlier-check",
+        "reference-match-check",
+        "window-gaps-check",
     ],
 }
 CLASSIC = {
