@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -318,52 +318,40 @@ class GroupAggregateCheck(_Aggregate, BaseRowCheck):
         return violations_sentence(self.group_by, violations, total, f"row {cond}", f"rows {cond}")
 
 
-class AggregateCheckConfig(BaseAggregateCheckConfig):
+class _AggregateFields(BaseModel):
+    """The fields both aggregate configs have (a mixin of the two config classes below)."""
+
+    function: str
+    column: str = Field(min_length=1)
+    params: dict[str, Any] | None = None
+    gt: float | None = None
+    ge: float | None = None
+    lt: float | None = None
+    le: float | None = None
+    eq: float | None = None
+    ne: float | None = None
+    between: tuple[float, float] | None = None
+    abs_tolerance: float | None = Field(default=None, ge=0)
+    rel_tolerance: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _known_function(self) -> _AggregateFields:
+        function_name(self.function)
+        return self
+
+
+class AggregateCheckConfig(BaseAggregateCheckConfig, _AggregateFields):
     """``{check: aggregate-check, check-id, function, column, params?, row-filter?, <comparator>}``."""
 
     check_class: ClassVar[type[BaseCheck]] = AggregateCheck
-    function: str
-    column: str = Field(min_length=1)
-    params: dict[str, Any] | None = None
     row_filter: str | None = Field(default=None, min_length=1)
-    gt: float | None = None
-    ge: float | None = None
-    lt: float | None = None
-    le: float | None = None
-    eq: float | None = None
-    ne: float | None = None
-    between: tuple[float, float] | None = None
-    abs_tolerance: float | None = Field(default=None, ge=0)
-    rel_tolerance: float | None = Field(default=None, ge=0)
-
-    @model_validator(mode="after")
-    def _known_function(self) -> AggregateCheckConfig:
-        function_name(self.function)
-        return self
 
 
-class GroupAggregateCheckConfig(BaseRowCheckConfig):
+class GroupAggregateCheckConfig(BaseRowCheckConfig, _AggregateFields):
     """``{check: group-aggregate-check, check-id, function, column, group-by: [...], params?, <comparator>}``."""
 
     check_class: ClassVar[type[BaseCheck]] = GroupAggregateCheck
-    function: str
-    column: str = Field(min_length=1)
     group_by: list[str] = Field(min_length=1)
-    params: dict[str, Any] | None = None
-    gt: float | None = None
-    ge: float | None = None
-    lt: float | None = None
-    le: float | None = None
-    eq: float | None = None
-    ne: float | None = None
-    between: tuple[float, float] | None = None
-    abs_tolerance: float | None = Field(default=None, ge=0)
-    rel_tolerance: float | None = Field(default=None, ge=0)
-
-    @model_validator(mode="after")
-    def _known_function(self) -> GroupAggregateCheckConfig:
-        function_name(self.function)
-        return self
 
 
 register_check_config(check_name="aggregate-check")(AggregateCheckConfig)

@@ -249,12 +249,8 @@ class JsonKeysCheck(ValueRuleCheck):
         return f"not a JSON object with {which} the keys {', '.join(self.keys)}"
 
 
-class Ipv4InCidrCheck(ValueRuleCheck):
-    """Fails a row when a value is not an IPv4 address inside one of ``cidr-blocks`` (``10.0.0.0/8``).
-
-    A value that is not an IPv4 address (see ``ipv4-format-check``) fails. Blocks with host bits set
-    (``10.0.0.1/8``) are a config error.
-    """
+class _CidrCheck(ValueRuleCheck):
+    """A value must be an address inside one of ``cidr_blocks`` (parsed by :meth:`network` at build time)."""
 
     column_kind: ClassVar[str | None] = "string"
 
@@ -269,9 +265,25 @@ class Ipv4InCidrCheck(ValueRuleCheck):
     ) -> None:
         super().__init__(check_id, columns, treat_null_as_failure, severity, **kw)
         self.cidr_blocks = list(cidr_blocks)
-        self._networks = [_ipv4_network(b, i) for i, b in enumerate(self.cidr_blocks)]
+        self._networks = [self.network(b, i) for i, b in enumerate(self.cidr_blocks)]
         if not self._networks:
             raise ConfigError("cidr-blocks must name at least one block", field_path="cidr-blocks")
+
+    @staticmethod
+    def network(block: str, index: int) -> Any:
+        raise NotImplementedError
+
+
+class Ipv4InCidrCheck(_CidrCheck):
+    """Fails a row when a value is not an IPv4 address inside one of ``cidr-blocks`` (``10.0.0.0/8``).
+
+    A value that is not an IPv4 address (see ``ipv4-format-check``) fails. Blocks with host bits set
+    (``10.0.0.1/8``) are a config error.
+    """
+
+    @staticmethod
+    def network(block: str, index: int) -> Any:
+        return _ipv4_network(block, index)
 
     def bad(self, value: Column) -> Column:
         parts = F.split(value, r"\.")
@@ -316,29 +328,16 @@ def ipv6_hex(sql_value: str) -> str:
     )
 
 
-class Ipv6InCidrCheck(ValueRuleCheck):
+class Ipv6InCidrCheck(_CidrCheck):
     """Fails a row when a value is not an IPv6 address inside one of ``cidr-blocks`` (``2001:db8::/32``).
 
     A value that is not an IPv6 address (see ``ipv6-format-check``) fails. The address is expanded to its 32
     hex digits in Spark SQL and its first ``prefix`` bits compared with the block's; no UDF.
     """
 
-    column_kind: ClassVar[str | None] = "string"
-
-    def __init__(
-        self,
-        check_id: str,
-        columns: Sequence[str],
-        cidr_blocks: Sequence[str],
-        treat_null_as_failure: bool = False,
-        severity: Severity = Severity.CRITICAL,
-        **kw: Any,
-    ) -> None:
-        super().__init__(check_id, columns, treat_null_as_failure, severity, **kw)
-        self.cidr_blocks = list(cidr_blocks)
-        self._networks = [_ipv6_network(b, i) for i, b in enumerate(self.cidr_blocks)]
-        if not self._networks:
-            raise ConfigError("cidr-blocks must name at least one block", field_path="cidr-blocks")
+    @staticmethod
+    def network(block: str, index: int) -> Any:
+        return _ipv6_network(block, index)
 
     def bad_named(self, name: str) -> Column:
         full = ipv6_hex(quote(name))
@@ -503,34 +502,44 @@ class JsonKeysCheckConfig(ValueRuleConfig):
     require_all: bool = True
 
 
+class _CidrConfig(ValueRuleConfig):
+    """``cidr-blocks``, each read by the check's network parser (a bad block names its index)."""
+
+    _abstract: ClassVar[bool] = True
+    cidr_blocks: list[str] = Field(min_length=1)
+
+    @classmethod
+    def _network(cls, block: str, index: int) -> object:
+        raise NotImplementedError
+
+    @field_validator("cidr_blocks")
+    @classmethod
+    def _blocks(cls, blocks: list[str]) -> list[str]:
+        for i, block in enumerate(blocks):
+            cls._network(block, i)
+        return blocks
+
+
 @register_check_config(check_name="ipv4-in-cidr-check")
-class Ipv4InCidrCheckConfig(ValueRuleConfig):
+class Ipv4InCidrCheckConfig(_CidrConfig):
     """``{check: ipv4-in-cidr-check, check-id, columns: [...], cidr-blocks: [10.0.0.0/8, ...]}``."""
 
     check_class: ClassVar[type[BaseCheck]] = Ipv4InCidrCheck
-    cidr_blocks: list[str] = Field(min_length=1)
 
-    @field_validator("cidr_blocks")
     @classmethod
-    def _blocks(cls, blocks: list[str]) -> list[str]:
-        for i, block in enumerate(blocks):
-            _ipv4_network(block, i)
-        return blocks
+    def _network(cls, block: str, index: int) -> object:
+        return _ipv4_network(block, index)
 
 
 @register_check_config(check_name="ipv6-in-cidr-check")
-class Ipv6InCidrCheckConfig(ValueRuleConfig):
+class Ipv6InCidrCheckConfig(_CidrConfig):
     """``{check: ipv6-in-cidr-check, check-id, columns: [...], cidr-blocks: [2001:db8::/32, ...]}``."""
 
     check_class: ClassVar[type[BaseCheck]] = Ipv6InCidrCheck
-    cidr_blocks: list[str] = Field(min_length=1)
 
-    @field_validator("cidr_blocks")
     @classmethod
-    def _blocks(cls, blocks: list[str]) -> list[str]:
-        for i, block in enumerate(blocks):
-            _ipv6_network(block, i)
-        return blocks
+    def _network(cls, block: str, index: int) -> object:
+        return _ipv6_network(block, index)
 
 
 @register_check_config(check_name="json-schema-check")

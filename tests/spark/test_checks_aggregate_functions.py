@@ -97,7 +97,7 @@ def same(got: Any, want: Any) -> bool:
 
 
 @settings(
-    max_examples=3,
+    max_examples=2,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
