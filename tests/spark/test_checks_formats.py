@@ -541,7 +541,7 @@ NEW_ROW_CHECK_NAMES = {
 
 
 @settings(
-    max_examples=4,
+    max_examples=2,
     deadline=None,
     suppress_health_check=[
         HealthCheck.function_scoped_fixture,
