@@ -5,7 +5,8 @@ One family per module: ``null``, ``numeric``, ``temporal`` (date/timestamp), ``s
 ``integrity``, ``metric``, ``anomaly`` (a window's metric against its own history), ``emptiness``,
 ``formats`` (e-mail, URL, UUID, JSON, IP addresses), ``equality``, ``recency`` (date formats, the clock) and
 ``codes`` (ISO country, currency, language codes) and ``aggregate`` (any curated aggregate, per batch or
-per group), ``outliers`` (values far from the batch's median) and ``gaps`` (empty time windows within a batch). docs/checks.md lists every registered check.
+per group), ``outliers`` (values far from the batch's median) and ``gaps`` (empty time windows within a batch), ``statistics`` (variance, correlation, quantiles and
+compliance, mergeable). docs/checks.md lists every registered check.
 """
 
 from streaming_dq.checks import (  # noqa: F401
@@ -29,6 +30,7 @@ from streaming_dq.checks import (  # noqa: F401
     outliers,
     recency,
     schema,
+    statistics,
     strings,
     temporal,
     uniqueness,

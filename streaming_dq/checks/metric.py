@@ -224,9 +224,10 @@ class DistinctCountCheck(_MetricCheck):
         return value
 
 
-class _MetricConfig(BaseAggregateCheckConfig):
+class ComparatorConfig(BaseAggregateCheckConfig):
+    """Exactly one comparator: ``gt``, ``ge``, ``lt``, ``le``, ``eq`` (a number) or ``between: [lo, hi]``."""
+
     _abstract: ClassVar[bool] = True
-    column: str
     gt: float | None = None
     ge: float | None = None
     lt: float | None = None
@@ -242,13 +243,18 @@ class _MetricConfig(BaseAggregateCheckConfig):
         return value
 
     @model_validator(mode="after")
-    def _one_comparator(self) -> _MetricConfig:
+    def _one_comparator(self) -> ComparatorConfig:
         given = [k for k in COMPARATORS if getattr(self, k) is not None]
         if len(given) != 1:
             raise ConfigError(
                 f"give exactly one comparator of {', '.join(COMPARATORS)} (got {', '.join(given) or 'none'})"
             )
         return self
+
+
+class _MetricConfig(ComparatorConfig):
+    _abstract: ClassVar[bool] = True
+    column: str
 
 
 @register_check_config(check_name="mean-check")

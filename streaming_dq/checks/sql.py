@@ -108,26 +108,29 @@ def check_java_regex(pattern: str, *, check_id: str, field: str) -> None:
 
 
 def check_filters(checks: Iterable[Any], df: DataFrame) -> None:
-    """Raise CheckEvaluationError for the first check whose ``filter`` does not resolve on ``df`` as a boolean.
+    """Raise CheckEvaluationError for the first check whose ``filter`` (or another predicate the check names in
+    its ``predicate_fields``, e.g. ``predicate``) does not resolve on ``df`` as a boolean.
 
     Analysis only (no Spark job): run it on the stream itself at start, and on a batch's schema.
 
     Raises:
-        CheckEvaluationError: A filter names a column ``df`` lacks, does not parse, or is not a predicate.
+        CheckEvaluationError: A predicate names a column ``df`` lacks, does not parse, or is not boolean.
     """
     from pyspark.sql.types import BooleanType, NullType
 
     for check in checks:
-        text = getattr(check, "filter", None)
-        if text is None:
-            continue
-        try:
-            dtype = df.select(F.expr(text).alias("f")).schema["f"].dataType
-        except Exception as exc:
-            raise CheckEvaluationError(
-                check.check_id, f"filter {text!r} cannot be evaluated on the data: {_java_message(exc)}"
-            ) from None
-        if not isinstance(dtype, BooleanType | NullType):
-            raise CheckEvaluationError(
-                check.check_id, f"filter {text!r} is {dtype.simpleString()}, not a predicate (true/false)"
-            )
+        for field in ("filter", *getattr(check, "predicate_fields", ())):
+            text = getattr(check, field, None)
+            if text is None:
+                continue
+            name = field.replace("_", "-")
+            try:
+                dtype = df.select(F.expr(text).alias("f")).schema["f"].dataType
+            except Exception as exc:
+                raise CheckEvaluationError(
+                    check.check_id, f"{name} {text!r} cannot be evaluated on the data: {_java_message(exc)}"
+                ) from None
+            if not isinstance(dtype, BooleanType | NullType):
+                raise CheckEvaluationError(
+                    check.check_id, f"{name} {text!r} is {dtype.simpleString()}, not a predicate (true/false)"
+                )

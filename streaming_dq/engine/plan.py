@@ -234,7 +234,7 @@ class ValidationPlan:
     def _check_columns(self, df: DataFrame) -> None:
         from streaming_dq.checks.sql import check_filters
 
-        check_filters(self.row_checks, df)
+        check_filters([*self.row_checks, *self.aggregate_checks, *self.window_checks], df)
         names = set(df.columns)
         for check in [*self.row_checks, *self.aggregate_checks, *self.window_checks]:
             missing = [c for c in _referenced_columns(check) if c not in names]

@@ -35,11 +35,13 @@ from streaming_dq.metrics.states import (
     HLL_LG_K,
     CountState,
     HllState,
+    KllState,
     MaxState,
     MinState,
     MomentsState,
     SumState,
     empty_state,
+    kll_from_values,
     state_from_record,
 )
 from streaming_dq.metrics.windows import window_bounds, window_date, window_starts
@@ -189,18 +191,19 @@ def _aggregates(kind: str, col: str) -> list[tuple[str, str, Any]]:
 def _size_states(
     checks: Sequence[ObservableAggregateCheck], table: pa.Table, starts: pa.Array
 ) -> dict[WindowKey, dict[str, Any]]:
-    """Group the inputs of checks sharing a window size in ONE Arrow group-by; hll from distinct values."""
+    """Group the inputs of checks sharing a window size in ONE Arrow group-by; hll from distinct values, kll
+    from each window's values."""
     columns: dict[str, Any] = {"ws": starts}
     aggs: list[tuple[Any, ...]] = [([], "count_all")]
     decoders: dict[tuple[str, str], tuple[str, str]] = {}
-    sketches: dict[tuple[str, str], pa.ChunkedArray] = {}
+    sketches: dict[tuple[str, str], tuple[str, pa.ChunkedArray]] = {}
     for check in checks:
         for sname, kind in _kinds(check).items():
             name = state_column_name(check.check_id, sname)
             if kind == "count" and name not in table.column_names:
                 decoders[(check.check_id, sname)] = (kind, "")  # every row counts: the group's row count
-            elif kind == "hll":
-                sketches[(check.check_id, sname)] = table.column(name)
+            elif kind in ("hll", "kll"):
+                sketches[(check.check_id, sname)] = (kind, table.column(name))
             else:
                 col = f"c{len(columns)}"
                 values = table.column(name)
@@ -213,8 +216,9 @@ def _size_states(
             out[(check.check_id, row["ws"])] = {ROWS_STATE: CountState(int(row["count_all"]))}
         for (cid, sname), (kind, col) in decoders.items():
             out[(cid, row["ws"])][sname] = _decode(kind, col, row)
-    for (cid, sname), values in sketches.items():
-        for start, state in _hll_states(starts, values).items():
+    for (cid, sname), (kind, values) in sketches.items():
+        build = _hll_states if kind == "hll" else _kll_states
+        for start, state in build(starts, values).items():
             out[(cid, start)][sname] = state
     return out
 
@@ -252,6 +256,19 @@ def _hll_states(starts: pa.Array, values: pa.ChunkedArray) -> dict[datetime | No
             sketch.update(value.hex() if isinstance(value, bytes) else value)
         out[start] = HllState(bytes(sketch.serialize_compact()))
     return out
+
+
+def _kll_states(starts: pa.Array, values: pa.ChunkedArray) -> dict[datetime | None, KllState]:
+    """One KLL sketch per window over its non-NULL values."""
+    grouped = (
+        pa.table({"ws": starts, "v": values.cast(pa.float64())}).group_by("ws").aggregate([("v", "list")])
+    )
+    return {
+        start: kll_from_values(group)
+        for start, group in zip(
+            grouped.column("ws").to_pylist(), grouped.column("v_list").to_pylist(), strict=True
+        )
+    }
 
 
 def _kinds(check: ObservableAggregateCheck) -> dict[str, str]:

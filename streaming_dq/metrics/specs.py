@@ -17,8 +17,10 @@ from pyspark.sql import functions as F
 from streaming_dq.exceptions import InternalError
 from streaming_dq.metrics.states import (
     HLL_LG_K,
+    KLL_K,
     CountState,
     HllState,
+    KllState,
     MaxState,
     MinState,
     MomentsState,
@@ -63,6 +65,8 @@ class StateSpec:
         if self.kind == "hll":
             return {"sketch": F.hll_sketch_agg(value, HLL_LG_K)}
         number = value.cast("double")
+        if self.kind == "kll":  # NaN is not a value to rank: left out like NULL
+            return {"sketch": F.kll_sketch_agg_double(F.when(~F.isnan(number), number), KLL_K)}
         if self.kind == "sum":
             return {"sum": F.sum(number), "n": F.count(number)}
         if self.kind == "min":
@@ -94,4 +98,7 @@ class StateSpec:
         if self.kind == "hll":
             sketch = values.get("sketch")
             return HllState(bytes(sketch) if sketch else None)
+        if self.kind == "kll":
+            sketch = values.get("sketch")
+            return KllState(bytes(sketch) if sketch else None)
         raise InternalError(f"unknown state kind {self.kind!r}")

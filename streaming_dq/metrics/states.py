@@ -13,9 +13,12 @@ from typing import Any, ClassVar, Literal, Protocol
 
 from streaming_dq.exceptions import InternalError
 
-StateKind = Literal["count", "sum", "min", "max", "moments", "hll"]
+StateKind = Literal["count", "sum", "min", "max", "moments", "hll", "kll"]
 
 HLL_LG_K = 12
+
+#: The KLL sketches' accuracy parameter (Spark's and DataSketches' default: ~1.65% normalized rank error).
+KLL_K = 200
 
 
 class State(Protocol):
@@ -204,8 +207,69 @@ class HllState:
         return {"sketch": self.sketch}
 
 
+@dataclass(frozen=True)
+class KllState:
+    """A KLL quantile sketch of doubles (Apache DataSketches binary format, as written by Spark's
+    ``kll_sketch_agg_double``): any quantile of the values it saw, within a rank error of ~1.65%.
+
+    Merged with the ``datasketches`` package, so a window's or the stream's quantiles need no rescan. Merging
+    is not bit-for-bit deterministic (KLL compacts at random), only within its rank error.
+    """
+
+    kind: ClassVar[str] = "kll"
+    sketch: bytes | None = None
+
+    @classmethod
+    def identity(cls) -> KllState:
+        return cls()
+
+    def _sketch(self) -> Any:
+        from datasketches import kll_doubles_sketch
+
+        return kll_doubles_sketch.deserialize(self.sketch) if self.sketch else kll_doubles_sketch(KLL_K)
+
+    def merge(self, other: KllState) -> KllState:
+        if not other.sketch:
+            return self
+        if not self.sketch:
+            return other
+        merged = self._sketch()
+        merged.merge(other._sketch())
+        return KllState(bytes(merged.serialize()))
+
+    @property
+    def n(self) -> int:
+        return int(self._sketch().n) if self.sketch else 0
+
+    def quantile(self, q: float) -> float | None:
+        """The value at normalized rank ``q`` (None for no values)."""
+        sketch = self._sketch()
+        return None if sketch.is_empty() else float(sketch.get_quantile(q))
+
+    @property
+    def value(self) -> float | None:
+        return self.quantile(0.5)
+
+    def to_record(self) -> dict[str, Any]:
+        return {"sketch": self.sketch}
+
+
+def kll_from_values(values: Any) -> KllState:
+    """A sketch of the non-NULL, non-NaN doubles in ``values`` (a numpy array or a sequence)."""
+    import numpy as np
+    from datasketches import kll_doubles_sketch
+
+    array = np.asarray([v for v in values if v is not None], dtype="float64")
+    array = array[~np.isnan(array)]
+    if array.size == 0:
+        return KllState()
+    sketch = kll_doubles_sketch(KLL_K)
+    sketch.update(array)
+    return KllState(bytes(sketch.serialize()))
+
+
 STATE_TYPES: dict[str, type] = {
-    cls.kind: cls for cls in (CountState, SumState, MinState, MaxState, MomentsState, HllState)
+    cls.kind: cls for cls in (CountState, SumState, MinState, MaxState, MomentsState, HllState, KllState)
 }
 
 
@@ -231,4 +295,7 @@ def state_from_record(kind: str, record: dict[str, Any]) -> Any:
     if kind == "hll":
         sketch = record.get("sketch")
         return HllState(bytes(sketch) if sketch is not None else None)
+    if kind == "kll":
+        sketch = record.get("sketch")
+        return KllState(bytes(sketch) if sketch is not None else None)
     raise InternalError(f"unknown state kind {kind!r}")
