@@ -6,7 +6,7 @@ One family per module: ``null``, ``numeric``, ``temporal`` (date/timestamp), ``s
 ``formats`` (e-mail, URL, UUID, JSON, IP addresses), ``equality``, ``recency`` (date formats, the clock) and
 ``codes`` (ISO country, currency, language codes) and ``aggregate`` (any curated aggregate, per batch or
 per group), ``outliers`` (values far from the batch's median) and ``gaps`` (empty time windows within a batch), ``statistics`` (variance, correlation, quantiles and
-compliance, mergeable). docs/checks.md lists every registered check.
+compliance, mergeable), ``distribution`` (value shares, entropy, distinct-value sets). docs/checks.md lists every registered check.
 """
 
 from streaming_dq.checks import (  # noqa: F401
@@ -17,6 +17,7 @@ from streaming_dq.checks import (  # noqa: F401
     completeness,
     contained,
     count,
+    distribution,
     emptiness,
     equality,
     expression,

@@ -36,7 +36,58 @@ COMPARATORS = ("gt", "ge", "lt", "le", "eq", "between")
 _SYMBOLS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "eq": "=="}
 
 
-class _MetricCheck(MetricDetails, ObservableAggregateCheck):
+class Threshold:
+    """Exactly one comparator of a scalar metric (``gt``, ``ge``, ``lt``, ``le``, ``eq`` or ``between``)."""
+
+    def _set_threshold(
+        self,
+        check_id: str,
+        gt: float | None,
+        ge: float | None,
+        lt: float | None,
+        le: float | None,
+        eq: float | None,
+        between: tuple[float, float] | None,
+    ) -> None:
+        given = {
+            k: v for k, v in zip(COMPARATORS, (gt, ge, lt, le, eq, between), strict=True) if v is not None
+        }
+        if len(given) != 1:
+            raise ConfigError(
+                f"check {check_id!r}: give exactly one comparator of {', '.join(COMPARATORS)} "
+                f"(got {', '.join(given) or 'none'})"
+            )
+        self.gt, self.ge, self.lt, self.le, self.eq = gt, ge, lt, le, eq
+        self.between = (float(between[0]), float(between[1])) if between is not None else None
+        ((self.comparator, threshold),) = given.items()
+        #: (low, high) of ``between``; (x, x) for the single-number comparators.
+        self.bounds: tuple[float, float] = (
+            (float(threshold[0]), float(threshold[1]))
+            if isinstance(threshold, tuple | list)
+            else (float(threshold), float(threshold))
+        )
+
+    def accepts(self, value: float | None) -> bool:
+        if value is None or value != value:  # undefined, or NaN
+            return False
+        low, high = self.bounds
+        return {
+            "gt": value > low,
+            "ge": value >= low,
+            "lt": value < low,
+            "le": value <= low,
+            "eq": value == low,
+            "between": low <= value <= high,
+        }[self.comparator]
+
+    def expectation(self) -> str:
+        low, high = self.bounds
+        if self.comparator == "between":
+            return f"between {number(low)} and {number(high)}"
+        return f"{_SYMBOLS[self.comparator]} {number(low)}"
+
+
+class _MetricCheck(Threshold, MetricDetails, ObservableAggregateCheck):
     """One column's metric against one comparator."""
 
     #: The metric's name in reports (``Mean``).
@@ -56,46 +107,11 @@ class _MetricCheck(MetricDetails, ObservableAggregateCheck):
         **kw: Any,
     ) -> None:
         super().__init__(check_id, severity, **kw)
-        given = {
-            k: v for k, v in zip(COMPARATORS, (gt, ge, lt, le, eq, between), strict=True) if v is not None
-        }
-        if len(given) != 1:
-            raise ConfigError(
-                f"check {check_id!r}: give exactly one comparator of {', '.join(COMPARATORS)} "
-                f"(got {', '.join(given) or 'none'})"
-            )
         self.column = column
-        self.gt, self.ge, self.lt, self.le, self.eq = gt, ge, lt, le, eq
-        self.between = (float(between[0]), float(between[1])) if between is not None else None
-        ((self.comparator, threshold),) = given.items()
-        #: (low, high) of ``between``; (x, x) for the single-number comparators.
-        self.bounds: tuple[float, float] = (
-            (float(threshold[0]), float(threshold[1]))
-            if isinstance(threshold, tuple | list)
-            else (float(threshold), float(threshold))
-        )
-
-    def accepts(self, value: float | None) -> bool:
-        if value is None:
-            return False
-        low, high = self.bounds
-        return {
-            "gt": value > low,
-            "ge": value >= low,
-            "lt": value < low,
-            "le": value <= low,
-            "eq": value == low,
-            "between": low <= value <= high,
-        }[self.comparator]
+        self._set_threshold(check_id, gt, ge, lt, le, eq, between)
 
     def metric_label(self) -> str:
         return f"{self.label} of '{self.column}'"
-
-    def expectation(self) -> str:
-        low, high = self.bounds
-        if self.comparator == "between":
-            return f"between {number(low)} and {number(high)}"
-        return f"{_SYMBOLS[self.comparator]} {number(low)}"
 
 
 class MeanCheck(_MetricCheck):
