@@ -6,7 +6,8 @@ One family per module: ``null``, ``numeric``, ``temporal`` (date/timestamp), ``s
 ``formats`` (e-mail, URL, UUID, JSON, IP addresses), ``equality``, ``recency`` (date formats, the clock) and
 ``codes`` (ISO country, currency, language codes) and ``aggregate`` (any curated aggregate, per batch or
 per group), ``outliers`` (values far from the batch's median) and ``gaps`` (empty time windows within a batch), ``statistics`` (variance, correlation, quantiles and
-compliance, mergeable), ``distribution`` (value shares, entropy, distinct-value sets). docs/checks.md lists every registered check.
+compliance, mergeable), ``distribution`` (value shares, entropy, distinct-value sets), ``query`` (a SQL query over the batch), ``conversion`` (text that must cast to a type) and
+``sequences`` (values that only grow or shrink along an order). docs/checks.md lists every registered check.
 """
 
 from streaming_dq.checks import (  # noqa: F401
@@ -16,6 +17,7 @@ from streaming_dq.checks import (  # noqa: F401
     comparison,
     completeness,
     contained,
+    conversion,
     count,
     distribution,
     emptiness,
@@ -29,8 +31,10 @@ from streaming_dq.checks import (  # noqa: F401
     null,
     numeric,
     outliers,
+    query,
     recency,
     schema,
+    sequences,
     statistics,
     strings,
     temporal,

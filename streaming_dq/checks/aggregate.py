@@ -113,6 +113,24 @@ class _Aggregate:
         abs_tolerance: float | None,
         rel_tolerance: float | None,
     ) -> None:
+        self._init_function(function, column, params)
+        present = {k: v for k, v in given.items() if v is not None}
+        if len(present) != 1:
+            raise ConfigError(
+                f"give exactly one comparator of {', '.join(COMPARATORS)} (got {', '.join(present) or 'none'})"
+            )
+        ((self.comparator, limit),) = present.items()
+        self.bounds = (
+            (float(limit[0]), float(limit[1]))
+            if isinstance(limit, list | tuple)
+            else (float(limit), float(limit))
+        )
+        if (abs_tolerance or rel_tolerance) and self.comparator not in ("eq", "ne"):
+            raise ConfigError("abs-tolerance and rel-tolerance are for eq and ne", field_path="abs-tolerance")
+        self.abs_tolerance = float(abs_tolerance or 0.0)
+        self.rel_tolerance = float(rel_tolerance or 0.0)
+
+    def _init_function(self, function: str, column: str, params: dict[str, Any] | None) -> None:
         self.function = function_name(function)
         self._input = column
         # a plain column name is reported and checked against the stream's schema; '*' and predicates are not
@@ -134,21 +152,6 @@ class _Aggregate:
             raise ConfigError("column '*' is for function count only", field_path="column")
         if self.function == "count-if":
             check_sql_expression(column, check_id=self.check_id, field="column")
-        present = {k: v for k, v in given.items() if v is not None}
-        if len(present) != 1:
-            raise ConfigError(
-                f"give exactly one comparator of {', '.join(COMPARATORS)} (got {', '.join(present) or 'none'})"
-            )
-        ((self.comparator, limit),) = present.items()
-        self.bounds = (
-            (float(limit[0]), float(limit[1]))
-            if isinstance(limit, list | tuple)
-            else (float(limit), float(limit))
-        )
-        if (abs_tolerance or rel_tolerance) and self.comparator not in ("eq", "ne"):
-            raise ConfigError("abs-tolerance and rel-tolerance are for eq and ne", field_path="abs-tolerance")
-        self.abs_tolerance = float(abs_tolerance or 0.0)
-        self.rel_tolerance = float(rel_tolerance or 0.0)
 
     def input_column(self) -> Column:
         if self._input == "*":

@@ -1,4 +1,6 @@
-"""``mad-outlier-check``: values far from the batch's median, measured in median absolute deviations.
+"""Outliers of a batch: ``mad-outlier-check`` (robust) and ``zscore-outlier-check`` (classic).
+
+``mad-outlier-check``: values far from the batch's median, measured in median absolute deviations.
 
 A value fails when ``|value - median| > k * MAD``, with the median and the MAD (the median of
 ``|value - median|``) of the batch's non-NULL values (of the rows the check's ``filter`` selects). Robust
@@ -11,7 +13,13 @@ aggregations joined back to the rows (a classic cost: two more aggregations over
 Python). A batch whose MAD is 0 (more than half the values equal) flags every value that differs from the
 median; a batch without values flags nothing.
 
-NULL semantics: a NULL value is not applicable and passes unless ``treat-null-as-failure: true``.
+``zscore-outlier-check``: a value fails when ``|value - mean| > k * stddev`` (sample standard deviation,
+``k`` 3 by default) over the batch's non-NULL values: one global aggregation joined back. One wild value in a
+small batch inflates the stddev that judges it (use the MAD check where that matters); a batch of fewer than
+two values, or of one repeated value, flags nothing.
+
+NULL semantics: a NULL value is not applicable and passes unless ``treat-null-as-failure: true``. NaN is left
+out of the statistics and fails as an outlier (it is no number).
 """
 
 from __future__ import annotations
@@ -92,4 +100,51 @@ class MadOutlierCheckConfig(BaseRowCheckConfig):
     column: str = Field(min_length=1)
     k: float = Field(default=3.5, gt=0)
     scale: bool = False
+    treat_null_as_failure: bool = False
+
+
+class ZScoreOutlierCheck(BaseRowCheck):
+    """Fails a row whose ``column`` lies more than ``k`` sample standard deviations from the batch's mean."""
+
+    column_kind: ClassVar[str | None] = "numeric"
+
+    def __init__(
+        self,
+        check_id: str,
+        column: str,
+        k: float = 3.0,
+        treat_null_as_failure: bool = False,
+        severity: Severity = Severity.CRITICAL,
+        **kw: Any,
+    ) -> None:
+        super().__init__(check_id, severity, **kw)
+        if k <= 0:
+            raise ConfigError("k must be above 0", field_path="k")
+        self.column = column
+        self.k = float(k)
+        self.treat_null_as_failure = treat_null_as_failure
+
+    def validate(self, df: DataFrame, column: str | None = None) -> DataFrame:
+        value = col(self.column).cast("double")
+        judged = F.when(self.applies() & ~F.isnan(value), value)
+        m, sd = f"__dq_zm_{self.check_id}", f"__dq_zsd_{self.check_id}"
+        joined = df.crossJoin(df.agg(F.avg(judged).alias(m), F.stddev_samp(judged).alias(sd)))
+        far = F.isnan(value) | (F.abs(value - F.col(m)) > F.lit(self.k) * F.col(sd))
+        verdict = F.when(value.isNull(), F.lit(self.treat_null_as_failure)).otherwise(
+            F.coalesce(far, F.lit(False))
+        )
+        return joined.withColumn(column or self.result_column, self.filtered(verdict)).drop(m, sd)
+
+    def violation_details(self, violations: int, total: int) -> str:
+        what = f"more than {number(self.k)} standard deviations from the mean"
+        return violations_sentence([self.column], violations, total, f"value {what}", f"values {what}")
+
+
+@register_check_config(check_name="zscore-outlier-check")
+class ZScoreOutlierCheckConfig(BaseRowCheckConfig):
+    """``{check: zscore-outlier-check, check-id, column, k?: 3, treat-null-as-failure?}``."""
+
+    check_class: ClassVar[type[BaseCheck]] = ZScoreOutlierCheck
+    column: str = Field(min_length=1)
+    k: float = Field(default=3.0, gt=0)
     treat_null_as_failure: bool = False

@@ -86,6 +86,22 @@ def check_sql_expression(sql: str, *, check_id: str, field: str) -> None:
         ) from None
 
 
+def check_sql_type(text: str, *, check_id: str, field: str) -> None:
+    """Raise ConfigError unless ``text`` parses as a Spark SQL data type (``bigint``, ``decimal(10,2)``).
+
+    Skipped without an active SparkSession, like :func:`check_sql_expression`.
+    """
+    jss = _active_jvm_session()
+    if jss is None:
+        return
+    try:
+        jss.sessionState().sqlParser().parseDataType(text)
+    except Exception as exc:
+        raise ConfigError(
+            f"check {check_id!r}: {text!r} is not a Spark SQL type: {_java_message(exc)}", field_path=field
+        ) from None
+
+
 def check_java_regex(pattern: str, *, check_id: str, field: str) -> None:
     """Raise ConfigError unless ``pattern`` compiles as a Java regular expression (Spark's ``rlike``).
 

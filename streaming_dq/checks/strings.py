@@ -1,5 +1,5 @@
 """String checks: ``string-min-length-check``, ``string-max-length-check``, ``string-length-between-check``,
-``regex-match-check``.
+``regex-match-check``, ``regex-not-match-check``.
 
 Lengths count characters (Spark's ``length``), and bounds are inclusive by default, as in SparkDQ.
 
@@ -177,6 +177,19 @@ class RegexMatchCheck(_StringCheck):
         return f"not matching /{self.pattern}/{'i' if self.ignore_case else ''}"
 
 
+class RegexNotMatchCheck(RegexMatchCheck):
+    """Fails a row whose ``column`` contains a match of ``pattern`` (a deny pattern: ``(?i)test|dummy``).
+
+    NULL semantics: NULL passes unless ``treat_null_as_failure``.
+    """
+
+    def bad(self, value: Column) -> Column:
+        return ~super().bad(value)
+
+    def condition_text(self) -> str:
+        return f"matching /{self.pattern}/{'i' if self.ignore_case else ''}"
+
+
 class _StringConfig(BaseRowCheckConfig):
     _abstract: ClassVar[bool] = True
     column: str = Field(min_length=1)
@@ -226,3 +239,10 @@ class RegexMatchCheckConfig(_StringConfig):
     check_class: ClassVar[type[BaseCheck]] = RegexMatchCheck
     pattern: str = Field(min_length=1)
     ignore_case: bool = False
+
+
+@register_check_config(check_name="regex-not-match-check")
+class RegexNotMatchCheckConfig(RegexMatchCheckConfig):
+    """``{check: regex-not-match-check, check-id, column, pattern, ignore-case?, treat-null-as-failure?}``."""
+
+    check_class: ClassVar[type[BaseCheck]] = RegexNotMatchCheck
