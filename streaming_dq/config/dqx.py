@@ -309,9 +309,8 @@ def _uuid(a: _Args) -> dict[str, Any]:
 
 def _regex(a: _Args) -> dict[str, Any]:
     column, regex = a.column(), a.need("regex")
-    if a.get("negate", False):
-        return _expression(f"{quote(column)} IS NULL OR NOT ({quote(column)} RLIKE {_sql_string(regex)})")
-    return {"check": "regex-match-check", "column": column, "pattern": regex}
+    name = "regex-not-match-check" if a.get("negate", False) else "regex-match-check"
+    return {"check": name, "column": column, "pattern": regex}
 
 
 def _sql_string(text: str) -> str:
@@ -380,6 +379,49 @@ def _compare(a: _Args) -> dict[str, Any]:
 
 
 _AGGR_ARGS = ("column", "limit", "aggr_type", "group_by", "row_filter", "aggr_params")
+
+
+def _aggr_matches(a: _Args) -> dict[str, Any]:
+    a.refuse("ref_table", "declare the table under the gate's reference-datasets and name it in ref_df_name")
+    out: dict[str, Any] = {
+        "check": "reference-aggregate-check",
+        "function": a.get("aggr_type", "count"),
+        "column": a.need("column"),
+        "reference-dataset": a.need("ref_df_name"),
+    }
+    for ours, theirs in (
+        ("reference-column", "ref_column"),
+        ("reference-filter", "ref_row_filter"),
+        ("filter", "row_filter"),
+        ("params", "aggr_params"),
+        ("abs-tolerance", "abs_tolerance"),
+        ("rel-tolerance", "rel_tolerance"),
+    ):
+        if a.get(theirs) is not None:
+            out[ours] = a.get(theirs)
+    if a.get("group_by"):
+        out["group-by"] = a.columns("group_by")
+    if a.get("ref_group_by"):
+        out["reference-group-by"] = a.columns("ref_group_by")
+    return out
+
+
+def _sql_query(a: _Args) -> dict[str, Any]:
+    a.refuse("msg", "msg has no counterpart (the report words each failure itself)")
+    a.refuse("name", "give the rule's name (it becomes the check-id) instead of the argument")
+    out: dict[str, Any] = {"check": "sql-query-check", "query": a.need("query")}
+    if a.get("merge_columns"):
+        out["merge-columns"] = a.columns("merge_columns")
+    for ours, theirs in (
+        ("condition-column", "condition_column"),
+        ("input-placeholder", "input_placeholder"),
+        ("filter", "row_filter"),
+    ):
+        if a.get(theirs) is not None:
+            out[ours] = a.get(theirs)
+    if a.get("negate"):
+        out["negate"] = True
+    return out
 
 
 def _aggr(op: str) -> Translator:
@@ -803,6 +845,44 @@ FUNCTIONS: dict[str, Mapping_] = {
         ours="window-gaps-check",
         dataset=True,
     ),
+    "aggr_matches_dataset": Mapping_(
+        (
+            "column",
+            "ref_table",
+            "ref_df_name",
+            "ref_column",
+            "aggr_type",
+            "aggr_params",
+            "group_by",
+            "ref_group_by",
+            "row_filter",
+            "ref_row_filter",
+            "abs_tolerance",
+            "rel_tolerance",
+        ),
+        _aggr_matches,
+        "the reference is a dataset given to the gate (ref_df_name), re-aggregated every batch; two "
+        "aggregates of no values count as equal",
+        "reference-aggregate-check",
+        True,
+    ),
+    "sql_query": Mapping_(
+        (
+            "query",
+            "merge_columns",
+            "msg",
+            "name",
+            "negate",
+            "condition_column",
+            "input_placeholder",
+            "row_filter",
+        ),
+        _sql_query,
+        "the query runs on each micro-batch, not on the whole table; with merge_columns a key the query "
+        "returns twice fails when either of its rows does",
+        "sql-query-check",
+        True,
+    ),
     "has_valid_schema": Mapping_(
         ("expected_schema", "ref_df_name", "ref_table", "columns", "strict", "exclude_columns"),
         _schema,
@@ -814,9 +894,10 @@ FUNCTIONS: dict[str, Mapping_] = {
 
 #: DQX functions with no counterpart yet, and what to use meanwhile.
 UNSUPPORTED: dict[str, str] = {
-    "is_valid_national_id": "no counterpart yet; a regex-match-check with the country's pattern comes closest",
-    "sql_query": "no counterpart yet; an expression-check covers row conditions",
-    "aggr_matches_dataset": "no counterpart yet",
+    "is_valid_national_id": (
+        "no counterpart yet; a regex-match-check with the country's pattern comes closest (and luhn-check "
+        "for ids with a mod-10 check digit)"
+    ),
 }
 
 
