@@ -99,6 +99,5 @@ class StateSpec:
             sketch = values.get("sketch")
             return HllState(bytes(sketch) if sketch else None)
         if self.kind == "kll":
-            sketch = values.get("sketch")
-            return KllState(bytes(sketch) if sketch else None)
+            return KllState.of(values.get("sketch"))
         raise InternalError(f"unknown state kind {self.kind!r}")

@@ -223,6 +223,16 @@ class KllState:
     def identity(cls) -> KllState:
         return cls()
 
+    @classmethod
+    def of(cls, sketch: bytes | None) -> KllState:
+        """The state of serialized sketch bytes; a sketch of no values is the identity (``sketch`` None), so
+        Spark's empty sketch and a window without values are stored alike."""
+        if not sketch:
+            return cls()
+        from datasketches import kll_doubles_sketch
+
+        return cls() if kll_doubles_sketch.deserialize(bytes(sketch)).is_empty() else cls(bytes(sketch))
+
     def _sketch(self) -> Any:
         from datasketches import kll_doubles_sketch
 
@@ -242,9 +252,9 @@ class KllState:
         return int(self._sketch().n) if self.sketch else 0
 
     def quantile(self, q: float) -> float | None:
-        """The value at normalized rank ``q`` (None for no values)."""
+        """The smallest value with at least ``q`` of the values at or below it (None for no values)."""
         sketch = self._sketch()
-        return None if sketch.is_empty() else float(sketch.get_quantile(q))
+        return None if sketch.is_empty() else float(sketch.get_quantile(q, inclusive=True))
 
     @property
     def value(self) -> float | None:
@@ -296,6 +306,5 @@ def state_from_record(kind: str, record: dict[str, Any]) -> Any:
         sketch = record.get("sketch")
         return HllState(bytes(sketch) if sketch is not None else None)
     if kind == "kll":
-        sketch = record.get("sketch")
-        return KllState(bytes(sketch) if sketch is not None else None)
+        return KllState.of(record.get("sketch"))
     raise InternalError(f"unknown state kind {kind!r}")

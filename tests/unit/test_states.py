@@ -99,3 +99,35 @@ def test_hll_states_merge_to_the_distinct_count_within_sketch_error() -> None:
     assert merged.value is not None
     assert abs(merged.value - 10000) / 10000 < 0.05
     assert HllState().value == 0.0
+
+
+@settings(max_examples=40)
+@given(values, values)
+def test_kll_states_of_few_values_merge_to_the_exact_quantiles(a: list, b: list) -> None:  # type: ignore[type-arg]
+    from streaming_dq.metrics.states import KllState, kll_from_values
+
+    merged = kll_from_values(a).merge(kll_from_values(b)).merge(KllState())
+    present = sorted(x for x in [*a, *b] if x is not None)
+    assert merged.n == len(present)
+    assert state_from_record("kll", merged.to_record()) == merged
+    for q in (0.0, 0.1, 0.5, 0.9, 1.0):
+        # below k (200) values a KLL sketch keeps them all: the smallest value with rank >= q
+        want = present[max(math.ceil(q * len(present)) - 1, 0)] if present else None
+        assert merged.quantile(q) == want, q
+
+
+def test_kll_states_merge_many_batches_within_the_rank_error() -> None:
+    import random
+
+    from streaming_dq.metrics.states import kll_from_values
+
+    rng = random.Random(7)
+    batches = [[rng.gauss(100, 15) for _ in range(5000)] for _ in range(20)]
+    merged = reduce(lambda acc, b: acc.merge(kll_from_values(b)), batches[1:], kll_from_values(batches[0]))
+    everything = sorted(x for b in batches for x in b)
+    assert merged.n == len(everything)
+    for q in (0.05, 0.5, 0.95, 0.99):
+        got = merged.quantile(q)
+        assert got is not None
+        rank = sum(1 for x in everything if x <= got) / len(everything)
+        assert abs(rank - q) < 0.0165 * 2, (q, rank)  # twice the sketch's normalized rank error (k = 200)
