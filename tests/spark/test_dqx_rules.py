@@ -177,6 +177,9 @@ EXPECTED: dict[str, Any] = {
     "has_no_outliers_amount": lambda r: abs(r["amount"] - MEDIAN) > 3.5 * MAD,
     # the reference (countries) shares no column with the batch but its key: only a missing key fails
     "compare_datasets_country": lambda r: r["country"] not in REFERENCE,
+    # grp a's amounts sum to the reference's; grp b's do not; the others are missing from it
+    "aggr_matches_dataset_amount": lambda r: r["grp"] != "a",
+    "sql_query": lambda r: r["qty"] is not None and r["qty"] > 10,
     # the rows of the last present UTC day before a day without rows
     "has_no_gaps_per_time_window_ts": lambda r: _day(r["ts"]) + 1 not in DAYS and _day(r["ts"]) < max(DAYS),
 }
@@ -193,8 +196,10 @@ BATCH_EXPECTED = {
 @pytest.fixture(scope="module")
 def batch(spark):  # type: ignore[no-untyped-def]
     data = [tuple(r[f.split()[0]] for f in SCHEMA.split(", ")) for r in ALL]
+    totals = [("a", r["amount"]) for r in ALL if r["grp"] == "a"] + [("b", 12345.0)]
     return spark.createDataFrame(data, SCHEMA), {
-        "countries": spark.createDataFrame([(c,) for c in REFERENCE], "code string")
+        "countries": spark.createDataFrame([(c,) for c in REFERENCE], "code string"),
+        "group_totals": spark.createDataFrame(totals, "grp string, amount double"),
     }
 
 
