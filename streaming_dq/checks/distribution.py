@@ -30,7 +30,7 @@ from pydantic import Field, field_validator, model_validator
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from streaming_dq.checks.metric import ComparatorConfig, Threshold
+from streaming_dq.checks.metric import ColumnThreshold, ComparatorConfig
 from streaming_dq.checks.sql import col
 from streaming_dq.checks.wording import MetricDetails, number
 from streaming_dq.config.registry import register_check_config
@@ -154,25 +154,8 @@ class InDistributionCheck(MetricDetails, _ValueCounts, BaseAggregateCheck):
         return f"<= {number(self.max_distance)}"
 
 
-class EntropyCheck(Threshold, MetricDetails, BaseAggregateCheck):
+class EntropyCheck(ColumnThreshold, MetricDetails, BaseAggregateCheck):
     """The Shannon entropy (nats) of the distribution of ``column``'s non-NULL values, one job per batch."""
-
-    def __init__(
-        self,
-        check_id: str,
-        column: str,
-        gt: float | None = None,
-        ge: float | None = None,
-        lt: float | None = None,
-        le: float | None = None,
-        eq: float | None = None,
-        between: tuple[float, float] | None = None,
-        severity: Severity = Severity.CRITICAL,
-        **kw: Any,
-    ) -> None:
-        super().__init__(check_id, severity, **kw)
-        self.column = column
-        self._set_threshold(check_id, gt, ge, lt, le, eq, between)
 
     def metric_label(self) -> str:
         return f"Entropy of '{self.column}'"

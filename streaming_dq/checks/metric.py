@@ -87,11 +87,8 @@ class Threshold:
         return f"{_SYMBOLS[self.comparator]} {number(low)}"
 
 
-class _MetricCheck(Threshold, MetricDetails, ObservableAggregateCheck):
-    """One column's metric against one comparator."""
-
-    #: The metric's name in reports (``Mean``).
-    label: ClassVar[str] = "Metric"
+class ColumnThreshold(Threshold):
+    """A metric of one ``column`` against one comparator: the constructor every such check shares."""
 
     def __init__(
         self,
@@ -106,9 +103,16 @@ class _MetricCheck(Threshold, MetricDetails, ObservableAggregateCheck):
         severity: Severity = Severity.CRITICAL,
         **kw: Any,
     ) -> None:
-        super().__init__(check_id, severity, **kw)
+        super().__init__(check_id, severity, **kw)  # type: ignore[call-arg]  # the check base's
         self.column = column
         self._set_threshold(check_id, gt, ge, lt, le, eq, between)
+
+
+class _MetricCheck(ColumnThreshold, MetricDetails, ObservableAggregateCheck):
+    """One column's metric against one comparator."""
+
+    #: The metric's name in reports (``Mean``).
+    label: ClassVar[str] = "Metric"
 
     def metric_label(self) -> str:
         return f"{self.label} of '{self.column}'"

@@ -178,7 +178,11 @@ def test_every_aggregate_check_is_covered_by_an_oracle() -> None:
     # anomaly-check: its metrics are those of the checks above (the same classes); its decision has its own
     # hand-computed and property tests in tests/unit/test_anomaly.py; aggregate-check has its own oracle test
     # over every curated function (tests/spark/test_checks_aggregate_functions.py)
-    assert aggregates == AGGREGATE_NAMES_COVERED_HERE | {
+    from tests.spark.test_checks_statistics import STATISTICS_CHECK_NAMES
+
+    statistics = {n for n in STATISTICS_CHECK_NAMES if n in aggregates}  # test_checks_statistics.py
+    assert len(statistics) == 7
+    assert aggregates == AGGREGATE_NAMES_COVERED_HERE | statistics | {
         "schema-check",
         "column-presence-check",
         "anomaly-check",

@@ -386,12 +386,15 @@ ROW_CHECK_NAMES = {
 def test_the_oracle_test_covers_every_registered_row_check() -> None:
     from streaming_dq.config.registry import CheckConfigRegistry
     from tests.spark.test_checks_formats import NEW_ROW_CHECK_NAMES
+    from tests.spark.test_checks_statistics import STATISTICS_CHECK_NAMES
 
     registered = {n for n, cfg in CheckConfigRegistry.items() if issubclass(cfg.check_class, BaseRowCheck)}
     # group-aggregate-check, mad-outlier-check and window-gaps-check: test_checks_aggregate_functions.py;
     # reference-match-check: test_checks_integrity.py
     others = {"group-aggregate-check", "mad-outlier-check", "window-gaps-check", "reference-match-check"}
-    assert registered == ROW_CHECK_NAMES | NEW_ROW_CHECK_NAMES | others
+    statistics = {n for n in STATISTICS_CHECK_NAMES if n in registered}  # test_checks_statistics.py
+    assert len(statistics) == 7
+    assert registered == ROW_CHECK_NAMES | NEW_ROW_CHECK_NAMES | others | statistics
 
 
 def flags_of(spark, check: BaseRowCheck, rows: list[tuple[Any, ...]], schema: str) -> list[bool]:  # type: ignore[no-untyped-def]

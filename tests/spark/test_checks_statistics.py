@@ -93,6 +93,10 @@ CHECKS: list[dict[str, Any]] = [
     {"check": "distinct-values-check", "check-id": "known", "column": "s", "subset-of": ["c0", "c1", "c2"]},
 ]
 
+#: Every check this file's oracle covers (the coverage tests of test_checks_rows.py and
+#: test_checks_aggregates.py count these in).
+STATISTICS_CHECK_NAMES = {c["check"] for c in CHECKS}
+
 
 def luhn_ok(value: str) -> bool:
     digits = re.sub("[ -]", "", value)
