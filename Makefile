@@ -64,6 +64,7 @@ bench: $(STAMP) $(JARS)
 bench-quick: $(STAMP) $(JARS)
 	$(PY) -m benchmarks.run --quick
 	$(PY) -m benchmarks.distributed --quick
+	$(PY) -m benchmarks.catalog --quick
 
 clean:
 	rm -rf $(VENV) .demo .jars .pytest_cache .mypy_cache .ruff_cache

@@ -19,10 +19,32 @@ from streaming_dq.core.base_check import BaseRowCheck
 pytestmark = pytest.mark.spark
 
 ONE_CHECK = [{"check": "null-check", "check-id": "id-present", "columns": ["id"]}]
-TWENTY_CHECKS = [
-    {"check": "null-check", "check-id": f"null-{i}", "columns": [["id", "amount", "ts", "note"][i % 4]]}
-    for i in range(10)
-] + [{"check": "row-count-min-check", "check-id": f"volume-{i}", "min-count": i} for i in range(10)]
+TWENTY_CHECKS = (
+    [
+        {"check": "null-check", "check-id": f"null-{i}", "columns": [["id", "amount", "ts", "note"][i % 4]]}
+        for i in range(5)
+    ]
+    + [{"check": "row-count-min-check", "check-id": f"volume-{i}", "min-count": i} for i in range(5)]
+    # the one-pass families of the wider catalog: value rules and mergeable statistics (a KLL sketch, three
+    # moments states of a pair, a predicate's count) add no job either
+    + [
+        {"check": "regex-not-match-check", "check-id": "no-test", "column": "note", "pattern": "^test"},
+        {"check": "castable-check", "check-id": "note-text", "columns": ["note"], "data-type": "string"},
+        {"check": "not-equal-to-check", "check-id": "not-minus-one", "columns": ["amount"], "value": -1},
+        {"check": "decimal-places-check", "check-id": "cents", "columns": ["amount"], "max-places": 2},
+        {"check": "not-in-future-check", "check-id": "not-future", "columns": ["ts"]},
+        {"check": "variance-check", "check-id": "amount-var", "column": "amount", "ge": 0},
+        {"check": "quantile-check", "check-id": "amount-p90", "column": "amount", "quantile": 0.9, "le": 10},
+        {"check": "correlation-check", "check-id": "id-amount", "columns": ["id", "amount"], "ge": -1},
+        {
+            "check": "compliance-ratio-check",
+            "check-id": "noted",
+            "predicate": "note IS NOT NULL",
+            "min-ratio": 0,
+        },
+        {"check": "distinct-count-check", "check-id": "ids", "column": "id", "ge": 1},
+    ]
+)
 
 
 @pytest.fixture
