@@ -62,3 +62,19 @@ def test_tiny_grid_measures_every_variant_and_writes_the_report(spark: object, t
     assert json.loads((tmp_path / "latest.json").read_text())["meta"]["mode"] == "tiny"
     report = (tmp_path / "performance.md").read_text()
     assert "## Targets" in report and "gate/floor" in report and "pytest smoke" in report
+
+
+def test_the_catalog_benchmark_sets_grow_and_build() -> None:
+    from benchmarks.catalog import check_sets
+
+    from streaming_dq.config.check_set import CheckSet
+    from streaming_dq.core.base_check import BaseRowCheck, ObservableAggregateCheck
+
+    sets = check_sets()
+    sizes = [len(v) for v in sets.values()]
+    assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes)
+    built = {name: CheckSet.from_dicts(configs) for name, configs in sets.items()}
+    one_pass = [c for c in built["+observable"] if isinstance(c, BaseRowCheck | ObservableAggregateCheck)]
+    # every check before +classic rides on the one pass: a row check without a validate() of its own
+    assert len(one_pass) == len(sets["+observable"])
+    assert all(type(c).validate is BaseRowCheck.validate for c in one_pass if isinstance(c, BaseRowCheck))
