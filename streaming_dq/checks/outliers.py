@@ -42,8 +42,8 @@ from streaming_dq.exceptions import ConfigError
 MAD_TO_SIGMA = 1.4826
 
 
-class MadOutlierCheck(BaseRowCheck):
-    """Fails a row whose ``column`` lies more than ``k`` MADs from the batch's median."""
+class _OutlierCheck(BaseRowCheck):
+    """A numeric ``column`` judged against a spread of the batch, ``k`` spreads wide."""
 
     column_kind: ClassVar[str | None] = "numeric"
 
@@ -51,8 +51,7 @@ class MadOutlierCheck(BaseRowCheck):
         self,
         check_id: str,
         column: str,
-        k: float = 3.5,
-        scale: bool = False,
+        k: float,
         treat_null_as_failure: bool = False,
         severity: Severity = Severity.CRITICAL,
         **kw: Any,
@@ -62,8 +61,15 @@ class MadOutlierCheck(BaseRowCheck):
             raise ConfigError("k must be above 0", field_path="k")
         self.column = column
         self.k = float(k)
-        self.scale = scale
         self.treat_null_as_failure = treat_null_as_failure
+
+
+class MadOutlierCheck(_OutlierCheck):
+    """Fails a row whose ``column`` lies more than ``k`` MADs from the batch's median."""
+
+    def __init__(self, check_id: str, column: str, k: float = 3.5, scale: bool = False, **kw: Any) -> None:
+        super().__init__(check_id, column, k, **kw)
+        self.scale = scale
 
     def validate(self, df: DataFrame, column: str | None = None) -> DataFrame:
         value = col(self.column).cast("double")
@@ -103,26 +109,11 @@ class MadOutlierCheckConfig(BaseRowCheckConfig):
     treat_null_as_failure: bool = False
 
 
-class ZScoreOutlierCheck(BaseRowCheck):
+class ZScoreOutlierCheck(_OutlierCheck):
     """Fails a row whose ``column`` lies more than ``k`` sample standard deviations from the batch's mean."""
 
-    column_kind: ClassVar[str | None] = "numeric"
-
-    def __init__(
-        self,
-        check_id: str,
-        column: str,
-        k: float = 3.0,
-        treat_null_as_failure: bool = False,
-        severity: Severity = Severity.CRITICAL,
-        **kw: Any,
-    ) -> None:
-        super().__init__(check_id, severity, **kw)
-        if k <= 0:
-            raise ConfigError("k must be above 0", field_path="k")
-        self.column = column
-        self.k = float(k)
-        self.treat_null_as_failure = treat_null_as_failure
+    def __init__(self, check_id: str, column: str, k: float = 3.0, **kw: Any) -> None:
+        super().__init__(check_id, column, k, **kw)
 
     def validate(self, df: DataFrame, column: str | None = None) -> DataFrame:
         value = col(self.column).cast("double")

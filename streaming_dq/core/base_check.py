@@ -92,16 +92,19 @@ class BaseCheck(ABC):
 
     def _parameters(self) -> dict[str, Any]:
         params: dict[str, Any] = {}
+        # the constructor's parameters, and its parents' while it passes **kw on to them
         for klass in type(self).__mro__:
             init = klass.__dict__.get("__init__")
-            if init is None or klass is BaseCheck:
+            if init is None or klass is BaseCheck or klass is object:
                 continue
-            for pname in inspect.signature(init).parameters:
+            signature = inspect.signature(init).parameters
+            for pname in signature:
                 if pname in _NOT_PARAMETERS or pname in params or not hasattr(self, pname):
                     continue
                 value = getattr(self, pname)
                 params[pname] = list(value) if isinstance(value, tuple | frozenset) else value
-            break
+            if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.values()):
+                break
         return params
 
     def __repr__(self) -> str:

@@ -66,7 +66,6 @@ def test_tiny_grid_measures_every_variant_and_writes_the_report(spark: object, t
 
 def test_the_catalog_benchmark_sets_grow_and_build() -> None:
     from benchmarks.catalog import check_sets
-
     from streaming_dq.config.check_set import CheckSet
     from streaming_dq.core.base_check import BaseRowCheck, ObservableAggregateCheck
 
