@@ -118,7 +118,16 @@ class _MetricCheck(ColumnThreshold, MetricDetails, ObservableAggregateCheck):
         return f"{self.label} of '{self.column}'"
 
 
-class MeanCheck(_MetricCheck):
+class MomentsMetricCheck(_MetricCheck):
+    """A metric of ``column``'s moments state (count, mean, M2), shared with every check on the same column."""
+
+    column_kind: ClassVar[str | None] = "numeric"
+
+    def state_specs(self) -> dict[str, StateSpec]:
+        return {"moments": StateSpec("moments", col(self.column), key=f"value:{self.column}")}
+
+
+class MeanCheck(MomentsMetricCheck):
     """The mean of the non-NULL values of ``column``.
 
     NULL semantics: NULLs left out; no values = undefined = fails.
@@ -127,30 +136,20 @@ class MeanCheck(_MetricCheck):
         >>> MeanCheck("basket", column="amount", between=(20, 60))  # doctest: +SKIP
     """
 
-    column_kind: ClassVar[str | None] = "numeric"
-
     label: ClassVar[str] = "Mean"
-
-    def state_specs(self) -> dict[str, StateSpec]:
-        return {"moments": StateSpec("moments", col(self.column), key=f"value:{self.column}")}
 
     def metric_value(self, states: Mapping[str, Any]) -> float | None:
         moments = states["moments"]
         return moments.mean if moments.n else None
 
 
-class StddevCheck(_MetricCheck):
+class StddevCheck(MomentsMetricCheck):
     """The sample standard deviation of the non-NULL values of ``column``.
 
     NULL semantics: NULLs left out; fewer than two values = undefined = fails.
     """
 
-    column_kind: ClassVar[str | None] = "numeric"
-
     label: ClassVar[str] = "Standard deviation"
-
-    def state_specs(self) -> dict[str, StateSpec]:
-        return {"moments": StateSpec("moments", col(self.column), key=f"value:{self.column}")}
 
     def metric_value(self, states: Mapping[str, Any]) -> float | None:
         value: float | None = states["moments"].stddev_samp

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 from pydantic import Field, field_validator
 from pyspark.sql import functions as F
 
-from streaming_dq.checks.metric import ComparatorConfig, _MetricCheck, _MetricConfig
+from streaming_dq.checks.metric import ComparatorConfig, MomentsMetricCheck, _MetricCheck, _MetricConfig
 from streaming_dq.checks.sql import check_sql_expression, col
 from streaming_dq.checks.wording import number
 from streaming_dq.config.registry import register_check_config
@@ -39,21 +39,17 @@ from streaming_dq.exceptions import ConfigError
 from streaming_dq.metrics.specs import StateSpec
 
 
-class VarianceCheck(_MetricCheck):
+class VarianceCheck(MomentsMetricCheck):
     """The sample variance of the non-NULL values of ``column``.
 
     NULL semantics: NULLs left out; fewer than two values = undefined = fails.
     """
 
-    column_kind: ClassVar[str | None] = "numeric"
     label: ClassVar[str] = "Variance"
 
-    def state_specs(self) -> dict[str, StateSpec]:
-        return {"moments": StateSpec("moments", col(self.column), key=f"value:{self.column}")}
-
     def metric_value(self, states: Mapping[str, Any]) -> float | None:
-        moments = states["moments"]
-        return max(moments.m2, 0.0) / (moments.n - 1) if moments.n > 1 else None
+        value: float | None = states["moments"].variance_samp
+        return value
 
 
 class CorrelationCheck(_MetricCheck):

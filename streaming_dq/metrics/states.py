@@ -162,8 +162,13 @@ class MomentsState:
         return self.m2 / self.n if self.n else None
 
     @property
+    def variance_samp(self) -> float | None:
+        return max(self.m2, 0.0) / (self.n - 1) if self.n > 1 else None
+
+    @property
     def stddev_samp(self) -> float | None:
-        return math.sqrt(max(self.m2, 0.0) / (self.n - 1)) if self.n > 1 else None
+        variance = self.variance_samp
+        return math.sqrt(variance) if variance is not None else None
 
     def to_record(self) -> dict[str, Any]:
         return {"n": self.n, "mean": self.mean, "m2": self.m2}
