@@ -75,6 +75,11 @@ def files(table: Path) -> int:
     return len(DeltaTable(str(table)).file_uris()) if DeltaTable.is_deltatable(str(table)) else 0
 
 
+def log_files(table: Path) -> int:
+    log = table / "_delta_log"
+    return sum(1 for _ in log.glob("*.json")) if log.is_dir() else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.soak")
     parser.add_argument("--batches", type=int, default=10000)
@@ -86,6 +91,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--roll-up-after", default="5 minutes", help="with maintenance: metrics rows older than this"
     )
+    parser.add_argument(
+        "--log-retention", default=None,
+        help="with maintenance: the tables' delta.logRetentionDuration (e.g. '5 minutes'); it needs "
+        "--file-retention at most as long",
+    )  # fmt: skip
+    parser.add_argument(
+        "--file-retention", default=None,
+        help="the tables' delta.deletedFileRetentionDuration at creation (the owner's horizon, time-compressed)",
+    )  # fmt: skip
     parser.add_argument("--every", type=int, default=100)
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--routing", choices=["driver", "distributed"], default="driver")
@@ -112,6 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from streaming_dq import CheckSet, QualityGate
     from streaming_dq.core.scope import parse_duration
     from streaming_dq.maintenance import MaintenancePolicy
+    from streaming_dq.tables import DeltaTarget
 
     builder = SparkSession.builder.master("local[2]").appName("streaming-dq-soak")
     conf = {"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC",
@@ -127,17 +142,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = WORK / args.routing
     shutil.rmtree(work, ignore_errors=True)
     tables = {name: work / name for name in ("pass", "quarantine", "results", "metrics")}
+    configuration = {}
+    if args.file_retention:
+        seconds = int(parse_duration(args.file_retention).total_seconds())
+        configuration["delta.deletedFileRetentionDuration"] = f"interval {seconds} seconds"
+    targets = {name: DeltaTarget(str(path), configuration=configuration) for name, path in tables.items()}
     policy = None
     if args.maintain_every:
         policy = MaintenancePolicy(
-            every_batches=args.maintain_every, roll_up_after=parse_duration(args.roll_up_after)
+            every_batches=args.maintain_every,
+            roll_up_after=parse_duration(args.roll_up_after),
+            log_retention=parse_duration(args.log_retention) if args.log_retention else None,
         )
 
     def new_gate() -> QualityGate:
         return QualityGate(
-            "soak", CheckSet.from_dicts(CHECKS), pass_table=str(tables["pass"]),
-            quarantine_table=str(tables["quarantine"]), results_table=str(tables["results"]),
-            metrics_table=str(tables["metrics"]), event_time="ts", timezone="Europe/Berlin",
+            "soak", CheckSet.from_dicts(CHECKS), pass_table=targets["pass"],
+            quarantine_table=targets["quarantine"], results_table=targets["results"],
+            metrics_table=targets["metrics"], event_time="ts", timezone="Europe/Berlin",
             writer="spark" if args.routing == "distributed" else "delta-rs", routing=args.routing,
             maintenance=policy,
         )  # fmt: skip
@@ -178,6 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "python_rss_mib": rss_mib(os.getpid()),
                 "jvm_rss_mib": rss_mib(jvm),
                 "files": {name: files(path) for name, path in tables.items()},
+                "log_files": {name: log_files(path) for name, path in tables.items()},
                 "arrow_allocated_mib": _arrow_mib(),
                 "python_traced_mib": _traced_mib(),
             }
@@ -228,6 +251,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "routing": args.routing,
         "maintain_every": args.maintain_every,
         "roll_up_after": args.roll_up_after if args.maintain_every else None,
+        "log_retention": args.log_retention if args.maintain_every else None,
+        "file_retention": args.file_retention,
         "maintenance_runs": len(maintenance_s),
         "maintenance_median_s": statistics.median(maintenance_s) if maintenance_s else None,
         "restart_restore_s": restore_s,

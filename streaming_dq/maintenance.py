@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from streaming_dq.exceptions import ConfigError
+from streaming_dq.tables.targets import LOG_RETENTION_PROPERTY
 
 if TYPE_CHECKING:
     from streaming_dq.metrics.store import MetricsStore
@@ -33,6 +34,7 @@ __all__ = [
     "MaintenancePolicy",
     "MaintenanceReport",
     "TableReport",
+    "check_log_retention",
     "check_retention",
     "maintain",
 ]
@@ -58,6 +60,12 @@ class MaintenancePolicy:
         checkpoint: Write a log checkpoint after a compaction (delta-rs; Spark's writer writes one every
             ``delta.checkpointInterval`` commits by itself) and remove log files older than
             ``delta.logRetentionDuration`` (30 days by default).
+        log_retention: Set the tables' ``delta.logRetentionDuration`` to this (None: leave it). Every
+            commit and every table load lists the log directory; on a local or network file system that
+            listing reads every file the log keeps (about 17 ms per 1,000 log files per commit, measured),
+            and a table written every 10 s keeps 259,200 of them under the 30-day default. It may not be
+            shorter than the table's ``delta.deletedFileRetentionDuration``: both bound how far back a
+            time-travel read or a downstream stream can start.
         vacuum_retention: Delete files unreferenced for longer than this (None: never; it may not be shorter
             than the table's ``delta.deletedFileRetentionDuration``).
         vacuum_dry_run: List what a vacuum would delete instead of deleting it.
@@ -77,6 +85,7 @@ class MaintenancePolicy:
     vacuum_retention: timedelta | None = None
     vacuum_dry_run: bool = False
     roll_up_after: timedelta | None = None
+    log_retention: timedelta | None = None
 
     def __post_init__(self) -> None:
         if self.every_batches is not None and self.every_batches < 1:
@@ -89,6 +98,10 @@ class MaintenancePolicy:
             raise ConfigError("must be whole hours", field_path="maintenance.vacuum.retention")
         if self.roll_up_after is not None and self.roll_up_after <= timedelta(0):
             raise ConfigError("must be a positive duration", field_path="maintenance.roll-up-after")
+        if self.log_retention is not None and (
+            self.log_retention <= timedelta(0) or self.log_retention % timedelta(seconds=1)
+        ):
+            raise ConfigError("must be a positive number of seconds", field_path="maintenance.log-retention")
 
     @property
     def scheduled(self) -> bool:
@@ -116,6 +129,7 @@ class TableReport:
         vacuumed: Files a vacuum deleted (or listed, in a dry run); None: no vacuum.
         dry_run: Whether the vacuum only listed.
         rolled_up: Metrics rows before and after the roll-up (None: not rolled up).
+        log_retention: The ``delta.logRetentionDuration`` this run set (None: left as it was).
         seconds: Time spent on the table.
         error: Why the table's maintenance failed (the other tables are still maintained).
     """
@@ -129,6 +143,7 @@ class TableReport:
     vacuumed: int | None = None
     dry_run: bool = False
     rolled_up: tuple[int, int] | None = None
+    log_retention: timedelta | None = None
     seconds: float = 0.0
     error: str | None = None
 
@@ -138,6 +153,8 @@ class TableReport:
         if self.compacted is not None:
             removed, added = self.compacted
             parts.append(f"compacted {removed} into {added}" if removed else "nothing to compact")
+        if self.log_retention is not None:
+            parts.append(f"log retention set to {_text(self.log_retention)}")
         if self.checkpointed:
             parts.append("checkpoint")
         if self.rolled_up is not None:
@@ -182,10 +199,33 @@ def check_retention(writer: TableWriter, target: DeltaTarget, retention: timedel
     return minimum
 
 
+def check_log_retention(writer: TableWriter, target: DeltaTarget, retention: timedelta) -> None:
+    """Refuse a log retention shorter than the table's ``delta.deletedFileRetentionDuration``.
+
+    Raises:
+        ConfigError: It is shorter (the message names the table and its minimum).
+    """
+    minimum = writer.safe_retention(target)
+    if retention < minimum:
+        raise ConfigError(
+            f"{_text(retention)} is shorter than {_text(minimum)}, the delta.deletedFileRetentionDuration of "
+            f"{target.uri}: a time-travel read or a downstream stream could still need the log files it would "
+            "remove (lower the table's delta.deletedFileRetentionDuration first if that is meant)",
+            field_path="maintenance.log-retention",
+        )
+
+
 def _text(delta: timedelta) -> str:
-    hours = delta.total_seconds() / 3600
-    amount, unit = (hours / 24, "day") if hours >= 24 and hours % 24 == 0 else (hours, "hour")
-    return f"{amount:g} {unit}" + ("" if amount == 1 else "s")
+    seconds = delta.total_seconds()
+    for size, unit in ((86400, "day"), (3600, "hour"), (60, "minute"), (1, "second")):
+        if seconds >= size and (seconds % size == 0 or size == 3600):
+            amount = seconds / size
+            return f"{amount:g} {unit}" + ("" if amount == 1 else "s")
+    return f"{seconds:g} seconds"
+
+
+def _interval(delta: timedelta) -> str:
+    return f"interval {int(delta.total_seconds())} seconds"
 
 
 def maintain(
@@ -214,6 +254,9 @@ def maintain(
     if policy.vacuum_retention is not None:
         for target in targets.values():
             check_retention(writer, target, policy.vacuum_retention)
+    if policy.log_retention is not None:
+        for target in targets.values():
+            check_log_retention(writer, target, policy.log_retention)
     started, clock = datetime.now(UTC), time.monotonic()
     after = "by hand" if batch_id is None else f"after batch {batch_id}"
     logger.info("maintenance %s: %d table(s)", after, len(targets))
@@ -247,6 +290,9 @@ def _maintain_one(
             z_order = policy.z_order if role in ZORDER_ROLES else ()
             c = writer.compact(target, target_size=policy.target_file_size, z_order=z_order)
             done["compacted"] = (c.files_removed, c.files_added)
+        if policy.log_retention is not None and writer.log_retention(target) != policy.log_retention:
+            writer.set_properties(target, {LOG_RETENTION_PROPERTY: _interval(policy.log_retention)})
+            done["log_retention"] = policy.log_retention
         if policy.checkpoint:
             done["checkpointed"] = writer.checkpoint(target)
         if policy.vacuum_retention is not None:

@@ -534,6 +534,15 @@ def maintain(
             "--roll-up-after", help="Fold metrics rows older than this, e.g. '7 days'.", metavar="AGE"
         ),
     ] = None,
+    log_retention: Annotated[
+        str | None,
+        typer.Option(
+            "--log-retention",
+            help="Set the tables' delta.logRetentionDuration, e.g. '7 days' (the checkpoint then removes "
+            "older log files).",
+            metavar="AGE",
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Compact, checkpoint, vacuum and roll up a gate's tables now; one line per table.
@@ -548,7 +557,7 @@ def maintain(
     try:
         code = run_maintain(
             config, console, as_json=as_json, compact=compact, checkpoint=checkpoint, vacuum=vacuum,
-            dry_run=dry_run, roll_up_after=roll_up_after,
+            dry_run=dry_run, roll_up_after=roll_up_after, log_retention=log_retention,
         )  # fmt: skip
     except ConfigError as exc:
         raise _fail_config(_problems(exc), as_json=as_json) from None

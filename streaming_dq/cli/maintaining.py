@@ -44,6 +44,7 @@ def policy_for(
     vacuum: str | None = None,
     dry_run: bool = False,
     roll_up_after: str | None = None,
+    log_retention: str | None = None,
 ) -> MaintenancePolicy:
     """The config's ``maintenance:`` policy (or the defaults) with the command line's overrides."""
     from streaming_dq.maintenance import MaintenancePolicy
@@ -64,6 +65,8 @@ def policy_for(
         changes["vacuum_dry_run"] = True
     if roll_up_after is not None:
         changes["roll_up_after"] = _duration(roll_up_after, "--roll-up-after")
+    if log_retention is not None:
+        changes["log_retention"] = _duration(log_retention, "--log-retention")
     return replace(policy, **changes)  # type: ignore[arg-type]
 
 
@@ -127,6 +130,7 @@ def _print(
             {"table": t.role, "path": t.uri, "files_before": t.files_before, "files_after": t.files_after,
              "compacted": list(t.compacted) if t.compacted else None, "checkpointed": t.checkpointed,
              "vacuumed": t.vacuumed, "dry_run": t.dry_run, "rolled_up": list(t.rolled_up) if t.rolled_up else None,
+             "log_retention_seconds": t.log_retention.total_seconds() if t.log_retention else None,
              "seconds": round(t.seconds, 3), "error": t.error}
             for t in report.tables
         ]  # fmt: skip

@@ -531,8 +531,13 @@ class MaintenanceSection(_Section):
         default=None,
         description="Fold metrics-table rows older than this ('7 days') into one row per key (exact).",
     )
+    log_retention: NonEmpty | None = Field(
+        default=None,
+        description="Set the tables' delta.logRetentionDuration ('7 days'): how long the Delta log keeps "
+        "commits a checkpoint made unnecessary; never shorter than delta.deletedFileRetentionDuration.",
+    )
 
-    @field_validator("roll_up_after")
+    @field_validator("roll_up_after", "log_retention")
     @classmethod
     def _roll_up(cls, value: str | None) -> str | None:
         if value is not None:
@@ -555,6 +560,7 @@ class MaintenanceSection(_Section):
             vacuum_retention=parse_duration(self.vacuum.retention) if self.vacuum else None,
             vacuum_dry_run=self.vacuum.dry_run if self.vacuum else False,
             roll_up_after=parse_duration(self.roll_up_after) if self.roll_up_after else None,
+            log_retention=parse_duration(self.log_retention) if self.log_retention else None,
         )
 
 

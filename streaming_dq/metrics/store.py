@@ -197,12 +197,15 @@ class MetricsStore:
         *,
         writer: TableWriter | None = None,
         storage_options: dict[str, str] | None = None,
+        configuration: Mapping[str, str | None] | None = None,
     ) -> None:
         from streaming_dq.tables import DeltaRsWriter, DeltaTarget
 
         self.path = str(path)
         self.storage_options = storage_options
-        self.target = DeltaTarget(self.path, storage_options=dict(storage_options or {}))
+        self.target = DeltaTarget(
+            self.path, storage_options=dict(storage_options or {}), configuration=dict(configuration or {})
+        )
         self.writer: TableWriter = writer or DeltaRsWriter()
         self._created = False
         #: Whether the table predates columns of METRICS_SCHEMA (the next write adds them); None: not looked.

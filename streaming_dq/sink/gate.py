@@ -42,6 +42,7 @@ from streaming_dq.maintenance import (
     Maintainer,
     MaintenancePolicy,
     MaintenanceReport,
+    check_log_retention,
     check_retention,
     maintain,
     z_order_columns,
@@ -240,6 +241,7 @@ class QualityGate:
                 allowed_lateness=allowed_lateness,
                 late_data=_choice(late_data, get_args(LateDataPolicy), "late-data"),
                 storage_options=dict(target.storage_options) or None,
+                configuration=target.configuration,
             )
             self.metrics_target = target
         self.maintenance = maintenance
@@ -396,12 +398,15 @@ class QualityGate:
         self._tables_ready = True
 
     def _check_maintenance(self, writer: TableWriter, pass_schema: pa.Schema) -> None:
-        """Refuse, before any batch, a vacuum retention below a table's safe minimum or unknown Z-order columns."""
+        """Refuse, before any batch, a vacuum or log retention below a table's safe minimum or unknown Z-order
+        columns."""
         assert self.maintenance is not None
         z_order_columns(self.maintenance.z_order, pass_schema.names)
-        if self.maintenance.vacuum_retention is not None:
-            for target in self.tables().values():
+        for target in self.tables().values():
+            if self.maintenance.vacuum_retention is not None:
                 check_retention(writer, target, self.maintenance.vacuum_retention)
+            if self.maintenance.log_retention is not None:
+                check_log_retention(writer, target, self.maintenance.log_retention)
 
     def app_id(self, spark: SparkSession) -> str:
         """``"<gate>:<streaming query id>"``, or the gate name alone outside a streaming query.

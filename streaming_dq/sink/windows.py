@@ -9,7 +9,7 @@ driver router, in the aggregation job by the Spark router.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -44,6 +44,7 @@ class MetricsTracker:
             closes (the watermark is max event time minus this).
         late_data: ``count`` (rows of a closed window are counted as late, not merged) or ``reopen``.
         storage_options: Passed to deltalake (object-store credentials).
+        configuration: Delta table properties set when the table is created.
     """
 
     def __init__(
@@ -58,6 +59,7 @@ class MetricsTracker:
         allowed_lateness: timedelta = timedelta(0),
         late_data: LateDataPolicy = "count",
         storage_options: dict[str, str] | None = None,
+        configuration: Mapping[str, str | None] | None = None,
     ) -> None:
         self.gate = gate
         self.window_checks = [c for c in check_set if isinstance(c, ObservableAggregateCheck) and c.scope]
@@ -67,7 +69,7 @@ class MetricsTracker:
             raise ConfigError("window-scoped checks need gate.event-time", field_path="gate.event-time")
         self.event_time = event_time
         self.timezone = timezone
-        self.store = MetricsStore(uri, storage_options=storage_options)
+        self.store = MetricsStore(uri, storage_options=storage_options, configuration=configuration)
         self.accumulator = WindowAccumulator(
             gate,
             self.window_checks,

@@ -11,7 +11,7 @@ protocols the gate creates. The rows themselves are written by the executors thr
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -156,6 +156,10 @@ class SparkDeltaWriter(TableWriter):
             if not dry_run and files:
                 self.spark.sql(f"VACUUM {self._table(target)} RETAIN {hours} HOURS").collect()
         return files
+
+    def set_properties(self, target: DeltaTarget, properties: Mapping[str, str]) -> None:
+        props = ", ".join(f"'{k}' = '{v}'" for k, v in properties.items())
+        self.spark.sql(f"ALTER TABLE {self._table(target)} SET TBLPROPERTIES ({props})")
 
     def replace_rows(self, target: DeltaTarget, data: pa.Table, predicate: str) -> None:
         (

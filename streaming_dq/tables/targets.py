@@ -60,6 +60,9 @@ class DeltaTarget:
 #: The Delta property that bounds how young a file a vacuum may delete, and Delta's default for it.
 RETENTION_PROPERTY = "delta.deletedFileRetentionDuration"
 DEFAULT_RETENTION = timedelta(days=7)
+#: The Delta property that bounds how old a log file a checkpoint's clean-up may delete, and its default.
+LOG_RETENTION_PROPERTY = "delta.logRetentionDuration"
+DEFAULT_LOG_RETENTION = timedelta(days=30)
 
 _INTERVAL = re.compile(r"^\s*(?:interval\s+)?(\d+)\s*(second|minute|hour|day|week)s?\s*$", re.I)
 _UNIT = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400}
@@ -143,6 +146,10 @@ class TableWriter(ABC):
         """
 
     @abstractmethod
+    def set_properties(self, target: DeltaTarget, properties: Mapping[str, str]) -> None:
+        """Set Delta table properties (``delta.logRetentionDuration`` ...) in one commit."""
+
+    @abstractmethod
     def replace_rows(self, target: DeltaTarget, data: pa.Table, predicate: str) -> None:
         """Replace the rows matching the SQL ``predicate`` by ``data`` (every row of which matches it) in ONE
         commit: readers see the old rows or the new ones, never both or neither."""
@@ -163,6 +170,11 @@ class TableWriter(ABC):
         ``delta.deletedFileRetentionDuration`` (Delta's default, 7 days, when unset)."""
         value = self.table_properties(target).get(RETENTION_PROPERTY)
         return DEFAULT_RETENTION if value is None else parse_interval(value, RETENTION_PROPERTY)
+
+    def log_retention(self, target: DeltaTarget) -> timedelta:
+        """The table's ``delta.logRetentionDuration`` (Delta's default, 30 days, when unset)."""
+        value = self.table_properties(target).get(LOG_RETENTION_PROPERTY)
+        return DEFAULT_LOG_RETENTION if value is None else parse_interval(value, LOG_RETENTION_PROPERTY)
 
     def read(self, target: DeltaTarget, *, predicate: str | None = None) -> pa.Table:
         """The table's rows (only those matching the SQL ``predicate``), read on the driver with delta-rs.

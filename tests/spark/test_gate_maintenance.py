@@ -111,13 +111,19 @@ def test_maintain_on_the_spark_writer_compacts_with_optimize_and_vacuums_dry(spa
         "checks: [{check: null-check, check-id: id, columns: [id]}]\n",
         encoding="utf-8",
     )
-    result = CliRunner().invoke(app, ["maintain", str(config), "--vacuum", "7 days", "--dry-run"])
+    result = CliRunner().invoke(
+        app, ["maintain", str(config), "--vacuum", "7 days", "--dry-run", "--log-retention", "7 days"]
+    )
     assert result.exit_code == 0, result.output
     assert re.search(
-        r"^pass .*: \d+ -> 1 files, compacted \d+ into 1, would delete 0 files", result.stdout, re.M
+        r"^pass .*: \d+ -> 1 files, compacted \d+ into 1, log retention set to 7 days, would delete 0 files",
+        result.stdout,
+        re.M,
     )
+    props = DeltaTable(target.uri).metadata().configuration
+    assert props["delta.logRetentionDuration"] == "interval 604800 seconds"
     assert "quarantine" in result.stdout and "no table yet" in result.stdout
     assert "with spark" in result.stdout
-    assert DeltaTable(target.uri).history(1)[0]["operation"] == "OPTIMIZE"
+    assert [c["operation"] for c in DeltaTable(target.uri).history(2)] == ["SET TBLPROPERTIES", "OPTIMIZE"]
     assert writer.committed_version(target, "orders:q") == 1
     assert spark.range(1).count() == 1  # the shared session is still up

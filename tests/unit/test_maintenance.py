@@ -101,6 +101,80 @@ def test_vacuum_deletes_only_what_the_table_allows_and_a_dry_run_deletes_nothing
     )
 
 
+def test_a_log_retention_bounds_the_log_and_keeps_the_transactions_and_the_rows(tmp_path: Path) -> None:
+    import time
+
+    # The table's owner allows a 1-second horizon (delta.deletedFileRetentionDuration), so the log may
+    # keep 1 second of commits that a checkpoint made unnecessary.
+    config = {"delta.deletedFileRetentionDuration": "interval 1 seconds"}
+    writer, target = DeltaRsWriter(), appended(tmp_path / "pass", 30, configuration=config)
+    log = tmp_path / "pass" / "_delta_log"
+    commits = lambda: sorted(p.name for p in log.glob("*.json"))  # noqa: E731
+    assert len(commits()) == 31  # the create + 30 appends
+    policy = MaintenancePolicy(log_retention=timedelta(seconds=1))
+    (table,) = maintain(writer, {"pass": target}, policy).tables
+    assert table.error is None and table.log_retention == timedelta(seconds=1)
+    assert "log retention set to 1 second" in table.line()
+    assert (
+        DeltaTable(target.uri).metadata().configuration["delta.logRetentionDuration"] == "interval 1 seconds"
+    )
+    first_checkpoint = DeltaTable(target.uri).version()
+    assert len(commits()) == 33  # + the property and the compaction: nothing is older than 1 second yet
+    # A second run after the retention: the log before the newest checkpoint older than the retention
+    # (the first run's) goes; the table still reads whole and its transactions, carried by the checkpoint,
+    # still decide: a replay of batch 29 is skipped, batch 32 is written.
+    time.sleep(1.5)
+    for b in (30, 31):
+        assert writer.write_once(
+            target, pa.table({"id": [b * 10], "batch": [b]}, schema=SCHEMA), AppTransaction("g:q1", b)
+        )
+    (table,) = maintain(writer, {"pass": target}, policy).tables
+    assert table.error is None and table.log_retention is None  # set once, left alone after
+    assert [int(name.split(".")[0]) for name in commits()] == list(
+        range(first_checkpoint, first_checkpoint + 4)
+    )
+    fresh = DeltaRsWriter()
+    assert fresh.committed_version(target, "g:q1") == 31
+    assert not fresh.write_once(
+        target, pa.table({"id": [0], "batch": [29]}, schema=SCHEMA), AppTransaction("g:q1", 29)
+    )
+    assert fresh.write_once(
+        target, pa.table({"id": [320], "batch": [32]}, schema=SCHEMA), AppTransaction("g:q1", 32)
+    )
+    assert sorted(read_table(target.uri).column("id").to_pylist()) == [*range(300), 300, 310, 320]
+
+
+def test_a_log_retention_below_the_tables_file_retention_is_refused_before_anything_changes(
+    tmp_path: Path,
+) -> None:
+    writer, target = DeltaRsWriter(), appended(tmp_path / "pass", 3)
+    version = DeltaTable(target.uri).version()
+    with pytest.raises(
+        ConfigError, match=r"1 day is shorter than 7 days.*deletedFileRetentionDuration.*pass"
+    ) as info:
+        maintain(writer, {"pass": target}, MaintenancePolicy(log_retention=timedelta(days=1)))
+    assert info.value.field_path == "maintenance.log-retention"
+    assert DeltaTable(target.uri).version() == version
+    with pytest.raises(ConfigError, match="positive number of seconds"):
+        MaintenancePolicy(log_retention=timedelta(milliseconds=1500))
+    assert MaintenanceSection(log_retention="7 days").policy().log_retention == timedelta(days=7)
+
+
+def test_the_writer_keeps_its_tables_up_to_date_with_commits_made_by_others(tmp_path: Path) -> None:
+    # The delta-rs writer keeps each table open between batches; what another writer (a maintain by hand, a
+    # second gate process after a failover) committed meanwhile is what its next replay decision reads.
+    gate, target = DeltaRsWriter(), appended(tmp_path / "pass", 3)
+    assert gate.committed_version(target, "g:q1") == 2
+    other = DeltaRsWriter()
+    row = lambda b: pa.table({"id": [100 + b], "batch": [b]}, schema=SCHEMA)  # noqa: E731
+    assert other.write_once(target, row(3), AppTransaction("g:q1", 3))
+    maintain(other, {"pass": target}, MaintenancePolicy())
+    assert gate.committed_version(target, "g:q1") == 3
+    assert not gate.write_once(target, row(3), AppTransaction("g:q1", 3))
+    assert gate.write_once(target, row(4), AppTransaction("g:q1", 4))
+    assert read_table(target.uri).num_rows == 32 and other.committed_version(target, "g:q1") == 4
+
+
 def test_a_failing_table_is_reported_and_the_others_are_still_maintained(tmp_path: Path) -> None:
     writer, good = DeltaRsWriter(), appended(tmp_path / "pass", 5)
     report = maintain(
