@@ -32,7 +32,7 @@ pytestmark = pytest.mark.integration
 JOB = Path(__file__).with_name("gate_crash_job.py")
 REPO = Path(__file__).resolve().parents[2]
 FILES, ROWS_PER_FILE = 8, 20
-KILLS = 2
+KILLS = 1  # locally: the kill inside a maintenance run (the cluster and Kafka tests kill at random)
 # A cap that only bounds a stuck run: the test waits for real progress, so its time is that of 3 job starts plus
 # ~15 micro-batches (minutes when the machine is oversubscribed, as it was when this was written).
 PROGRESS_WAIT_SECONDS = 180  # per kill: JVM start plus one committed batch
@@ -188,7 +188,7 @@ def test_sigkill_a_kafka_job_run_by_the_cli_then_restart_keeps_every_message_exa
 ) -> None:
     """``streaming-dq run jobs/payments_kafka/payments.yaml`` over 480 generated messages (good ones, 4
     undecodable, some with undeclared fields), 100 per batch, SIGKILLed once a random moment after a batch
-    committed (repeated kills are the local test's; one CLI start here is ~25 s of the suite), then run to the
+    committed (one CLI start here is ~25 s of the suite), then run to the
     end: pass + quarantine hold every message once (by partition and offset), the
     undecodable ones with their coordinates. Spark's Kafka offsets live in the checkpoint; a batch replayed
     after a kill writes nothing twice (the tables' application transactions)."""
