@@ -2,7 +2,9 @@
 
 The long-run harness of docs/performance.md ("Months, not minutes"): 10,000 batches of 100-1,000 rows (a
 simulated fortnight at two minutes of event time a batch; ``--quick``: 1,000), with or without the gate's own
-maintenance (``--maintain-every N`` batches, ``--roll-up-after`` wall-clock age of metrics rows). At the end it
+maintenance (``--maintain-every N`` batches, ``--roll-up-after`` wall-clock age of metrics rows,
+``--log-retention`` with ``--file-retention``: the tables' log and file horizons, compressed like the run's
+time: a 2-minute log here stands for a table written every 10 s keeping days of it). At the end it
 measures what a month of it would cost: a restart (a new gate rebuilding its windows from the metrics table,
 and its first batch), the read time of each table, and the slopes of latency, RSS and files per table.
 

@@ -175,6 +175,20 @@ def test_the_writer_keeps_its_tables_up_to_date_with_commits_made_by_others(tmp_
     assert read_table(target.uri).num_rows == 32 and other.committed_version(target, "g:q1") == 4
 
 
+def test_a_kept_table_is_loaded_anew_every_reload_every_commits(tmp_path: Path) -> None:
+    from streaming_dq.tables.deltars import RELOAD_EVERY
+
+    writer, target = DeltaRsWriter(), appended(tmp_path / "pass", 2)
+    rows = lambda b: pa.table({"id": [b], "batch": [b]}, schema=SCHEMA)  # noqa: E731
+    loads = []
+    for b in range(2, RELOAD_EVERY + 12):
+        assert writer.write_once(target, rows(b), AppTransaction("g:q1", b))
+        loads.append(writer._tables[target.uri][1])  # the version the kept table was loaded at
+    assert len(set(loads)) == 2 and max(loads) >= RELOAD_EVERY  # loaded once more, not per append
+    assert writer.committed_version(target, "g:q1") == RELOAD_EVERY + 11
+    assert read_table(target.uri).num_rows == 20 + RELOAD_EVERY + 10
+
+
 def test_a_failing_table_is_reported_and_the_others_are_still_maintained(tmp_path: Path) -> None:
     writer, good = DeltaRsWriter(), appended(tmp_path / "pass", 5)
     report = maintain(
