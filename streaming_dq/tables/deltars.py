@@ -73,6 +73,14 @@ class DeltaRsWriter(TableWriter):
             self._tables[target.uri] = (table, table.version())
             return table
 
+    def __getstate__(self) -> dict[str, object]:
+        # Under Spark Connect the gate, with its writer, is pickled to the server's batch worker: the kept
+        # tables and the lock stay behind, the copy opens its own.
+        return {}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__init__()  # type: ignore[misc]
+
     def _forget(self, target: DeltaTarget) -> None:
         with self._lock:
             self._tables.pop(target.uri, None)

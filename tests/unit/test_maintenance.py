@@ -175,6 +175,19 @@ def test_the_writer_keeps_its_tables_up_to_date_with_commits_made_by_others(tmp_
     assert read_table(target.uri).num_rows == 32 and other.committed_version(target, "g:q1") == 4
 
 
+def test_a_writer_with_kept_tables_pickles_as_the_gate_does_under_spark_connect(tmp_path: Path) -> None:
+    import pickle
+
+    writer, target = DeltaRsWriter(), appended(tmp_path / "pass", 2)
+    assert writer.committed_version(target, "g:q1") == 1  # a table kept open
+    copy = pickle.loads(pickle.dumps(writer))
+    assert copy.committed_version(target, "g:q1") == 1
+    assert copy.write_once(
+        target, pa.table({"id": [99], "batch": [2]}, schema=SCHEMA), AppTransaction("g:q1", 2)
+    )
+    assert writer.committed_version(target, "g:q1") == 2
+
+
 def test_a_kept_table_is_loaded_anew_every_reload_every_commits(tmp_path: Path) -> None:
     from streaming_dq.tables.deltars import RELOAD_EVERY
 
