@@ -106,6 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--routing", choices=["driver", "distributed"], default="driver")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--work", type=Path, default=WORK, help="where the tables go (two runs side by side)")
     parser.add_argument(
         "--malloc-trim", action="store_true",
         help="at each sample, also the RSS after glibc's malloc_trim(0): memory the allocator only kept",
@@ -141,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    work = WORK / args.routing
+    work = args.work / args.routing
     shutil.rmtree(work, ignore_errors=True)
     tables = {name: work / name for name in ("pass", "quarantine", "results", "metrics")}
     configuration = {}

@@ -350,6 +350,7 @@ class GateJob:
             metrics_table=c.targets.metrics,
             allowed_lateness=c.gate.lateness,
             late_data=c.gate.late_data,
+            reopen_horizon=c.gate.horizon,
             maintenance=c.maintenance.policy() if c.maintenance is not None else None,
         )
 

@@ -291,6 +291,11 @@ class GateSection(_Section):
         default="count",
         description="Rows of an already closed window: 'count' them as late (not merged), or 'reopen' the window.",
     )
+    reopen_horizon: NonEmpty = Field(
+        default="7 days",
+        description="With late-data 'reopen': how long after the watermark passed a window's end its late rows "
+        "still reopen it; older windows leave memory and their late rows are counted, e.g. '30 days'.",
+    )
 
     @field_validator("timezone")
     @classmethod
@@ -298,7 +303,7 @@ class GateSection(_Section):
         time_zone(value)
         return value
 
-    @field_validator("allowed_lateness")
+    @field_validator("allowed_lateness", "reopen_horizon")
     @classmethod
     def _duration(cls, value: str) -> str:
         parse_duration(value)
@@ -307,6 +312,10 @@ class GateSection(_Section):
     @property
     def lateness(self) -> timedelta:
         return parse_duration(self.allowed_lateness)
+
+    @property
+    def horizon(self) -> timedelta:
+        return parse_duration(self.reopen_horizon)
 
 
 #: Columns a Kafka source adds beside the decoded value's fields (the message's coordinates).

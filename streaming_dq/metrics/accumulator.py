@@ -12,7 +12,9 @@ The flow per micro-batch (see docs/streaming.md, "Windows and late data"):
 
 Late rows (their window was closed before the batch arrived) follow ``late_data``: ``count`` counts them and
 leaves the closed window's verdict alone (they still count in the check's lifetime states); ``reopen`` merges
-them and judges the window again (a new final verdict is reported).
+them and judges the window again (a new final verdict is reported) while the window ended less than
+``reopen_horizon`` before the watermark. Past that horizon a closed window's states leave memory and its late
+rows are counted as under ``count``: a stream that runs for months holds a bounded number of windows.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EVENT_TIME_COLUMN",
+    "DEFAULT_REOPEN_HORIZON",
     "ROWS_STATE",
     "LateDataPolicy",
     "WindowAccumulator",
@@ -74,6 +77,8 @@ WindowKey = tuple[str, datetime | None]
 ROWS_STATE = "__rows__"
 #: The extra column carrying the event time (cast to timestamp) next to the state inputs.
 EVENT_TIME_COLUMN = "__w_event_time"
+#: Under ``reopen``, how long after the watermark passed its end a closed window can still be reopened.
+DEFAULT_REOPEN_HORIZON = timedelta(days=7)
 #: Past this many windows to close at once for a check (a jump in event time), empty ones are not reported.
 MAX_EMPTY_WINDOWS = 1000
 
@@ -285,8 +290,8 @@ class WindowDelta:
     Attributes:
         check_id: The check.
         window: The check's window size as configured (``1 day``).
-        scope: ``window`` (merged into the window), ``late`` (its window was closed and the ``count`` policy
-            kept it out) or ``no-event-time`` (rows with a NULL event time: in no window).
+        scope: ``window`` (merged into the window), ``late`` (its window was closed and the ``count`` policy,
+            or the ``reopen`` horizon, kept it out) or ``no-event-time`` (rows with a NULL event time: in no window).
         start: Window start (UTC); None for ``no-event-time``.
         end: Window end (UTC); None for ``no-event-time``.
         states: ``{state name: state}``, including :data:`ROWS_STATE`.
@@ -348,6 +353,8 @@ class WindowAccumulator:
         allowed_lateness: How far behind the largest event time seen a window may still receive rows.
         late_data: ``count`` (late rows are counted, the closed verdict stands) or ``reopen`` (late rows are
             merged and the window is judged again).
+        reopen_horizon: Under ``reopen``: a closed window whose end is at least this far behind the watermark
+            is dropped from memory, and later rows for it are counted late (scope ``late``) as under ``count``.
 
     Example:
         >>> acc = WindowAccumulator("orders", plan.window_checks, profiles=profiles,
@@ -365,11 +372,14 @@ class WindowAccumulator:
         timezone: str = "UTC",
         allowed_lateness: timedelta = timedelta(0),
         late_data: LateDataPolicy = "count",
+        reopen_horizon: timedelta = DEFAULT_REOPEN_HORIZON,
     ) -> None:
         if late_data not in ("count", "reopen"):
             raise ConfigError(f"late_data must be 'count' or 'reopen', got {late_data!r}")
         if allowed_lateness < timedelta(0):
             raise ConfigError("allowed_lateness must not be negative")
+        if reopen_horizon < timedelta(0):
+            raise ConfigError("reopen_horizon must not be negative", field_path="gate.reopen-horizon")
         self.gate = gate
         self.checks = {c.check_id: c for c in window_checks}
         self.sizes = {c.check_id: _scope_size(c) for c in window_checks}
@@ -382,6 +392,7 @@ class WindowAccumulator:
         self.timezone = timezone
         self.allowed_lateness = allowed_lateness
         self.late_data = late_data
+        self.reopen_horizon = reopen_horizon
         self._reset()
 
     def _reset(self) -> None:
@@ -479,7 +490,7 @@ class WindowAccumulator:
         delta = WindowDelta(cid, window, "window", start, self.window_end(cid, start), states)
         if start < self.next_start[cid]:
             late[cid] += delta.rows
-            if self.late_data == "count":
+            if not self._reopenable(cid, start):
                 return WindowDelta(cid, window, "late", start, delta.end, states)
             reopened.append((cid, start))
         self.windows[(cid, start)] = merge_states(self.windows.get((cid, start), {}), states)
@@ -569,11 +580,20 @@ class WindowAccumulator:
         status = verdict.status if final else "provisional"
         return status, fields
 
-    def _prune(self) -> None:
-        """Under ``count``, a closed window never changes again: drop its states. Anomaly histories keep only
-        what a baseline can still reach (``lookback`` before the first open window)."""
+    def _reopenable(self, cid: str, start: datetime) -> bool:
+        """Whether late rows of the closed window at ``start`` reopen it: under ``reopen``, until the watermark
+        is ``reopen_horizon`` past the window's end (the same test drops the window from memory)."""
         if self.late_data == "count":
-            for cid, start in [k for k in self.windows if k[1] < self.next_start[k[0]]]:
+            return False
+        watermark = self.watermark
+        return watermark is None or self.window_end(cid, start) > watermark - self.reopen_horizon
+
+    def _prune(self) -> None:
+        """A closed window that can no longer change (always under ``count``; past the reopen horizon under
+        ``reopen``) leaves memory. Anomaly histories keep only what a baseline can still reach (``lookback``
+        before the first open window)."""
+        for cid, start in [k for k in self.windows if k[1] < self.next_start[k[0]]]:
+            if not self._reopenable(cid, start):
                 del self.windows[(cid, start)]
         for cid, points in self.history.items():
             first_open = self.next_start.get(cid)

@@ -47,7 +47,7 @@ from streaming_dq.maintenance import (
     maintain,
     z_order_columns,
 )
-from streaming_dq.metrics.accumulator import WindowUpdate
+from streaming_dq.metrics.accumulator import DEFAULT_REOPEN_HORIZON, WindowUpdate
 from streaming_dq.profiles import Profile
 from streaming_dq.profiles.event_time import time_zone
 from streaming_dq.profiles.public_holidays import expand_profiles
@@ -135,6 +135,13 @@ class QualityGate:
             ``malformed-record``.
         on_batch: Called with each batch's outcome after its commits.
         metrics: Gets ``record_batch(outcome)`` after the commits and ``record_failure`` when a batch fails.
+        metrics_table: The Delta table of mergeable metric states and window verdicts (needed by window-scoped
+            checks); the accumulators are rebuilt from it on a restart.
+        allowed_lateness: How far behind the largest event time seen a window may still receive rows.
+        late_data: Rows of a closed window: ``count`` (counted late, the verdict stands) or ``reopen`` (merged,
+            the window judged again).
+        reopen_horizon: Under ``reopen``, how long after the watermark passed a window's end its late rows
+            still reopen it; older windows leave memory and their late rows are counted as under ``count``.
         checkpoint_location: The stream's checkpoint, when the gate is attached with ``foreachBatch`` by hand
             under Spark Connect (:meth:`start` sets it): the query id, and so the app id, is read from it.
         maintenance: Compaction, log checkpoints, vacuum and the metrics roll-up, run between batches when
@@ -181,6 +188,7 @@ class QualityGate:
         metrics_table: str | DeltaTarget | None = None,
         allowed_lateness: timedelta = timedelta(0),
         late_data: LateDataPolicy = "count",
+        reopen_horizon: timedelta = DEFAULT_REOPEN_HORIZON,
         checkpoint_location: str | None = None,
         maintenance: MaintenancePolicy | None = None,
     ) -> None:
@@ -240,6 +248,7 @@ class QualityGate:
                 timezone=self.timezone,
                 allowed_lateness=allowed_lateness,
                 late_data=_choice(late_data, get_args(LateDataPolicy), "late-data"),
+                reopen_horizon=reopen_horizon,
                 storage_options=dict(target.storage_options) or None,
                 configuration=target.configuration,
             )

@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from streaming_dq.core.base_check import ObservableAggregateCheck
-from streaming_dq.metrics.accumulator import WindowAccumulator, WindowUpdate
+from streaming_dq.metrics.accumulator import DEFAULT_REOPEN_HORIZON, WindowAccumulator, WindowUpdate
 from streaming_dq.metrics.store import MetricsStore
 
 if TYPE_CHECKING:
@@ -43,6 +43,8 @@ class MetricsTracker:
         allowed_lateness: How far behind the largest event time seen a row may arrive before its window
             closes (the watermark is max event time minus this).
         late_data: ``count`` (rows of a closed window are counted as late, not merged) or ``reopen``.
+        reopen_horizon: Under ``reopen``, how long after the watermark passed a window's end its late rows still
+            reopen it (after that the window leaves memory and its late rows are counted).
         storage_options: Passed to deltalake (object-store credentials).
         configuration: Delta table properties set when the table is created.
     """
@@ -58,6 +60,7 @@ class MetricsTracker:
         timezone: str = "UTC",
         allowed_lateness: timedelta = timedelta(0),
         late_data: LateDataPolicy = "count",
+        reopen_horizon: timedelta = DEFAULT_REOPEN_HORIZON,
         storage_options: dict[str, str] | None = None,
         configuration: Mapping[str, str | None] | None = None,
     ) -> None:
@@ -77,6 +80,7 @@ class MetricsTracker:
             timezone=timezone,
             allowed_lateness=allowed_lateness,
             late_data=late_data,
+            reopen_horizon=reopen_horizon,
         )
         self._stale = True
 

@@ -238,12 +238,77 @@ def test_late_rows_reopen_and_rejudge_the_window_under_reopen() -> None:
     assert [d.scope for d in late.deltas] == ["window", "no-event-time"]
 
 
+def _reopen_for_a_month(horizon: timedelta) -> tuple[WindowAccumulator, list[WindowUpdate]]:
+    """A month of daily batches under ``reopen``; every fifth day a row arrives ten days late."""
+    acc = WindowAccumulator("g", [orders_check(1)], timezone="UTC", late_data="reopen", reopen_horizon=horizon)
+    day0 = datetime(2025, 1, 1, 12, tzinfo=UTC)
+    updates = []
+    for i in range(31):
+        rows: list[tuple[datetime | None, float | None]] = [(day0 + timedelta(days=i), None)]
+        if i >= 10 and i % 5 == 0:
+            rows.append((day0 + timedelta(days=i - 10), None))
+        updates.append(feed(acc, i, rows))
+    return acc, updates
+
+
+def test_reopen_keeps_closed_windows_only_within_its_horizon() -> None:
+    acc, updates = _reopen_for_a_month(timedelta(days=3))
+    # The watermark is Jan 31 noon: the closed days that ended after Jan 28 noon stay, older ones left memory.
+    held = sorted(start.day for _cid, start in acc.windows)
+    assert held == [28, 29, 30, 31]  # 28-30 closed within the horizon, 31 open
+    late = [u for u in updates if u.late_rows]
+    assert [u.batch_id for u in late] == [10, 15, 20, 25, 30]
+    # Ten days late is past a 3-day horizon: counted late, the closed verdict stands (no re-judged window).
+    assert all(u.closed == () or all(w.window_start.day == u.batch_id for w in u.closed) for u in late)
+    assert [(d.scope, d.start.day) for u in late for d in u.deltas if d.start and d.start.day < u.batch_id] == [
+        ("late", 1), ("late", 6), ("late", 11), ("late", 16), ("late", 21)
+    ]  # fmt: skip
+    assert acc.lifetime["orders-per-day"][ROWS_STATE] == CountState(36)
+
+
+def test_a_wide_reopen_horizon_rejudges_ten_days_late_and_then_forgets() -> None:
+    acc, updates = _reopen_for_a_month(timedelta(days=12))
+    late = [u for u in updates if u.late_rows]
+    rejudged = [(u.batch_id, w.window_start.day, w.raw_value) for u in late for w in u.closed]
+    # Each late row reopens its day (2.0 rows now) beside the day the batch itself closed.
+    assert [(b, d, v) for b, d, v in rejudged if v == 2.0] == [(10, 1, 2.0), (15, 6, 2.0), (20, 11, 2.0),
+                                                               (25, 16, 2.0), (30, 21, 2.0)]  # fmt: skip
+    assert min(start for _cid, start in acc.windows) == datetime(2025, 1, 19, tzinfo=UTC)
+    assert len(acc.windows) <= 13
+
+
+def test_reopen_horizon_decisions_survive_a_restart() -> None:
+    """A restart rebuilds the same windows and makes the same late/reopen decisions as an unbroken run."""
+    reference, expected = _reopen_for_a_month(timedelta(days=3))
+    log: list[dict[str, Any]] = []
+    acc = WindowAccumulator("g", [orders_check(1)], timezone="UTC", late_data="reopen",
+                            reopen_horizon=timedelta(days=3))  # fmt: skip
+    day0 = datetime(2025, 1, 1, 12, tzinfo=UTC)
+    got = []
+    for i in range(31):
+        if i == 17:
+            acc = WindowAccumulator("g", [orders_check(1)], timezone="UTC", late_data="reopen",
+                                    reopen_horizon=timedelta(days=3))  # fmt: skip
+            acc.restore(log)
+        rows: list[tuple[datetime | None, float | None]] = [(day0 + timedelta(days=i), None)]
+        if i >= 10 and i % 5 == 0:
+            rows.append((day0 + timedelta(days=i - 10), None))
+        update = feed(acc, i, rows)
+        log += batch_records(gate="g", app_id="g-q1", batch_id=i, update=update).to_pylist()
+        got.append(update)
+    assert finals(got) == finals(expected)
+    assert [d.scope for u in got for d in u.deltas] == [d.scope for u in expected for d in u.deltas]
+    assert acc.windows == reference.windows and acc.lifetime == reference.lifetime
+
+
 def test_unknown_checks_and_bad_options_are_refused() -> None:
     acc = WindowAccumulator("g", [orders_check()])
     with pytest.raises(ValueError, match="unknown window-scoped check"):
         acc.update(0, {("nope", None): {}}, None)
     with pytest.raises(ValueError, match="late_data"):
         WindowAccumulator("g", [], late_data="drop")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="reopen_horizon"):
+        WindowAccumulator("g", [], late_data="reopen", reopen_horizon=timedelta(days=-1))
     with pytest.raises(ValueError, match="no window scope"):
         WindowAccumulator("g", [RowCountMinCheck("c", min_count=1)])
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,7 @@ def test_defaults_of_a_minimal_config(tmp_path: Path) -> None:
     assert config.metrics.prometheus is None
     assert config.source.malformed_column == "_corrupt_record"
     assert config.gate.timezone == "UTC"
+    assert (config.gate.late_data, config.gate.horizon) == ("count", timedelta(days=7))
 
 
 def test_paths_resolve_against_the_config_folder_not_the_working_directory(
@@ -336,6 +338,12 @@ def test_bad_trigger(tmp_path: Path) -> None:
             "event-time: order_ts, timezone: Mars/Base",
             "gate.timezone",
             "unknown time zone",
+        ),
+        (
+            "event-time: order_ts",
+            "event-time: order_ts, late-data: reopen, reopen-horizon: a fortnight",
+            "gate.reopen-horizon",
+            "invalid duration 'a fortnight'",
         ),
         ("targets: {pass: tables/pass, ", "targets: {", "targets.pass", "missing required key"),
         ("name: orders", "name: 'my gate'", "gate.name", "String should match pattern"),
