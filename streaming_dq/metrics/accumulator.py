@@ -55,8 +55,8 @@ if TYPE_CHECKING:
     from streaming_dq.metrics.specs import StateSpec
 
 __all__ = [
-    "EVENT_TIME_COLUMN",
     "DEFAULT_REOPEN_HORIZON",
+    "EVENT_TIME_COLUMN",
     "ROWS_STATE",
     "LateDataPolicy",
     "WindowAccumulator",

@@ -3,7 +3,9 @@ watermark, judged under the profiles of the window's date, and neither lost nor 
 
 from __future__ import annotations
 
-from datetime import date
+import os
+from datetime import date, timedelta
+from pathlib import Path
 from statistics import mean
 
 import pytest
@@ -111,3 +113,58 @@ def test_daily_windows_accumulate_close_and_survive_a_restart(spark, tmp_path) -
     )  # no loss, no double count
     outcomes = [o for o in gate2.metrics.batches if o.windows]  # type: ignore[union-attr]
     assert outcomes and all(w.window == "1 day" for o in outcomes for w in o.windows)
+
+
+def test_reopen_rejudges_a_closed_day_within_its_horizon_and_counts_later_rows_late(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    landing = tmp_path / "landing"
+    batches = [
+        orders(0, 30, 18),
+        orders(100, 35, 20),  # closes Dec 18 and 19
+        orders(200, 10, 21),  # closes Dec 20 with 35 rows
+        orders(300, 5, 20),  # 5 late rows, the watermark 1 day past Dec 20's end: reopened, 40 rows
+        orders(400, 10, 25),  # closes Dec 21 ... 24
+        orders(500, 3, 20),  # 3 late rows, the watermark 4 days past: beyond the 2-day horizon, counted
+    ]
+    for i, records in enumerate(batches):
+        path = land(landing, f"f{i}", records)
+        os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))  # the file source takes files by age
+    gate = make_gate(
+        tmp_path, CheckSet.from_dicts(CHECKS), event_time="ts", metrics_table=str(tmp_path / "metrics"),
+        late_data="reopen", reopen_horizon=timedelta(days=2),
+    )  # fmt: skip
+    run(gate, stream(spark, landing, maxFilesPerTrigger="1"), tmp_path / "chk")
+
+    finals = [
+        (r["batch_id"], r["raw_value"])
+        for r in table(tmp_path / "results").sort_by([("batch_id", "ascending")]).to_pylist()
+        if r["kind"] == "window" and r["check_id"] == "daily-volume" and r["status"] != "provisional"
+        and r["window_start"].date() == date(2025, 12, 20)
+    ]  # fmt: skip
+    assert finals == [(2, 35.0), (3, 40.0)]  # judged at its close, again when reopened, not after the horizon
+    outcomes = gate.metrics.batches  # type: ignore[union-attr]
+    assert [o.rows_late for o in outcomes] == [0, 0, 0, 5, 0, 3]
+    late = [
+        r for r in MetricsStore(tmp_path / "metrics").read("orders")
+        if r["scope"] == "late" and r["check_id"] == "daily-volume" and r["state_name"] == "__rows__"
+    ]  # fmt: skip
+    assert [(r["batch_id"], r["window_start"].date(), r["n"]) for r in late] == [(5, date(2025, 12, 20), 3)]
+    # Every row was still routed: window checks report, they never drop or re-route rows.
+    assert table(tmp_path / "pass").num_rows + table(tmp_path / "quarantine").num_rows == 93
+
+
+def test_the_late_data_settings_reach_the_gates_window_accumulator(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from streaming_dq.config.loader import load_gate_config
+    from streaming_dq.job import GateJob
+
+    orders_yaml = Path(__file__).resolve().parents[2] / "jobs" / "orders" / "orders.yaml"
+    text = (orders_yaml.read_text().replace("late-data: count ", "late-data: reopen")
+            .replace("  late-data: reopen", "  late-data: reopen\n  reopen-horizon: 30 days", 1))  # fmt: skip
+    assert "reopen-horizon: 30 days" in text
+    (tmp_path / "orders.yaml").write_text(text, encoding="utf-8")
+    config = load_gate_config(tmp_path / "orders.yaml")
+    gate = GateJob(config)._build_gate(None)
+    assert gate.tracker is not None
+    acc = gate.tracker.accumulator
+    assert (acc.late_data, acc.reopen_horizon, acc.allowed_lateness) == (
+        "reopen", timedelta(days=30), timedelta(hours=1)
+    )  # fmt: skip

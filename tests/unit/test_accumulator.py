@@ -240,7 +240,9 @@ def test_late_rows_reopen_and_rejudge_the_window_under_reopen() -> None:
 
 def _reopen_for_a_month(horizon: timedelta) -> tuple[WindowAccumulator, list[WindowUpdate]]:
     """A month of daily batches under ``reopen``; every fifth day a row arrives ten days late."""
-    acc = WindowAccumulator("g", [orders_check(1)], timezone="UTC", late_data="reopen", reopen_horizon=horizon)
+    acc = WindowAccumulator(
+        "g", [orders_check(1)], timezone="UTC", late_data="reopen", reopen_horizon=horizon
+    )
     day0 = datetime(2025, 1, 1, 12, tzinfo=UTC)
     updates = []
     for i in range(31):
