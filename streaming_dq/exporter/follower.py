@@ -8,7 +8,8 @@ outcomes, which the job hands to its Prometheus metrics and console as if the ga
 
 The table is read with delta-rs (no Spark job), filtered to the query's app id and to batch ids above the
 last one seen; a follower starts after the batches already in the table, so a restarted job does not count
-history again (Prometheus handles the counter reset).
+history again (Prometheus handles the counter reset). A maintenance run between batches arrives with the next
+batch's rows (``kind = "maintenance"``) and becomes that outcome's ``maintenance``.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streaming_dq.core.outcome import BatchOutcome, CheckOutcome, WindowOutcome
+
+if TYPE_CHECKING:
+    from streaming_dq.maintenance import MaintenanceReport
 
 __all__ = ["ResultsFollower", "outcomes_from_results"]
 
@@ -108,9 +112,31 @@ def outcomes_from_results(rows: list[dict[str, Any]]) -> list[BatchOutcome]:
                 active_profiles=tuple(summary["profiles"] or ()),
                 checks=tuple(_check(r) for r in group if r["kind"] in ("row", "aggregate")),
                 windows=tuple(_window(r) for r in group if r["kind"] == "window"),
+                maintenance=_maintenance([r for r in group if r["kind"] == "maintenance"]),
             )
         )
     return outcomes
+
+
+def _maintenance(rows: list[dict[str, Any]]) -> MaintenanceReport | None:
+    """The maintenance run a batch's rows carry (see ``records.maintenance_rows``); the tables' paths are not
+    stored, only their roles."""
+    from streaming_dq.maintenance import MaintenanceReport, TableReport
+
+    if not rows:
+        return None
+    tables = tuple(
+        TableReport(
+            role=r["check_id"],
+            uri="",
+            files_after=int(r["rows"] or 0),
+            seconds=float(r["raw_value"] or 0.0),
+            error=r["reason"] if r["status"] == "failed" else None,
+        )
+        for r in rows
+    )
+    first = rows[0]
+    return MaintenanceReport(first["validation_ts"], tables, float(first["duration_seconds"] or 0.0))
 
 
 def _check(row: Mapping[str, Any]) -> CheckOutcome:

@@ -257,6 +257,9 @@ class QualityGate:
         self._maintainer = (
             Maintainer(maintenance) if maintenance is not None and maintenance.scheduled else None
         )
+        #: The last maintenance run, until the next batch's results rows carry it (a reader of the results
+        #: table, such as the exporter under Spark Connect, learns about maintenance from them).
+        self._unreported_maintenance: MaintenanceReport | None = None
 
     # -- public ------------------------------------------------------------------------------------------
 
@@ -287,6 +290,8 @@ class QualityGate:
                 batch_id=batch_id,
             )  # fmt: skip
             outcome = replace(outcome, maintenance=report)
+            if "results" in self.targets:
+                self._unreported_maintenance = report
         self._publish(outcome)
 
     def tables(self) -> dict[str, DeltaTarget]:
@@ -526,9 +531,15 @@ class QualityGate:
         update = self._update_windows(routed, batch_id) if metrics_pending else None
         results = pending.get("results")
         if results is not None:  # the per-check results: the batch-complete marker of the three
-            rows = routed.results(ctx, update, duration_seconds=time.monotonic() - started)
+            rows = routed.results(
+                ctx,
+                update,
+                duration_seconds=time.monotonic() - started,
+                maintenance=self._unreported_maintenance,
+            )
             with writing(results, batch_id), job.described(spark, "write results"):
                 writer.append(results, rows, txn, merge_schema=True)  # older tables lack the batch columns
+            self._unreported_maintenance = None
         if metrics_pending:
             with job.described(spark, "write metrics"):
                 self._commit_metrics(routed, ctx, update)

@@ -11,7 +11,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,6 +35,12 @@ from streaming_dq.sink.schemas import (
     conform,
     quarantine_schema,
 )
+
+if TYPE_CHECKING:
+    from streaming_dq.maintenance import MaintenanceReport
+
+#: ``kind`` of the results rows that carry a maintenance run (one per table), with the batch after the run.
+MAINTENANCE_KIND = "maintenance"
 
 
 @dataclass(frozen=True)
@@ -104,9 +110,15 @@ class RoutedBatch:
         )
 
     def results(
-        self, ctx: BatchContext, update: WindowUpdate | None = None, *, duration_seconds: float | None = None
+        self,
+        ctx: BatchContext,
+        update: WindowUpdate | None = None,
+        *,
+        duration_seconds: float | None = None,
+        maintenance: MaintenanceReport | None = None,
     ) -> pa.Table:
-        """The results table's rows: the batch's own row, one per check outcome, one per window verdict."""
+        """The results table's rows: the batch's own row, one per check outcome, one per window verdict, and
+        one per table of ``maintenance`` (the run after the previous batch, see :func:`maintenance_rows`)."""
         rows: list[dict[str, Any]] = [self._batch_row(ctx, update, duration_seconds)]
         rows += [
             {
@@ -133,6 +145,8 @@ class RoutedBatch:
             for c in self.checks
         ]
         rows += [self._window_row(ctx, w) for w in (update.outcomes if update is not None else ())]
+        if maintenance is not None:
+            rows += maintenance_rows(ctx, maintenance)
         return pa.Table.from_pylist(rows, schema=RESULTS_SCHEMA)
 
     def _batch_row(
@@ -317,3 +331,30 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None
+
+
+def maintenance_rows(ctx: BatchContext, report: MaintenanceReport) -> list[dict[str, Any]]:
+    """A maintenance run as results rows, for a reader of the results table (the exporter under Spark Connect).
+
+    One row per table, ``kind = "maintenance"``: ``check_id`` the table's role, ``status`` ``maintained`` or
+    ``failed`` (``reason`` says why), ``rows`` its data files after the run, ``validation_ts`` when the run
+    started, ``duration_seconds`` the whole run, ``raw_value`` the table's share of it. The run happened after the
+    previous batch committed; its rows are written with the next batch's, in that batch's transaction.
+    """
+    return [
+        {
+            "gate": ctx.gate,
+            "batch_id": ctx.batch_id,
+            "app_id": ctx.app_id,
+            "check_id": t.role,
+            "check_type": MAINTENANCE_KIND,
+            "kind": MAINTENANCE_KIND,
+            "status": "failed" if t.error is not None else "maintained",
+            "rows": t.files_after,
+            "raw_value": t.seconds,
+            "validation_ts": report.started_at,
+            "duration_seconds": report.seconds,
+            "reason": t.error,
+        }
+        for t in report.tables
+    ]

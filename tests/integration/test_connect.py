@@ -44,7 +44,8 @@ def test_two_streams_on_new_checkpoints_keep_every_row_and_a_replay_is_skipped(
 
 def test_a_yaml_job_under_connect_reports_each_batch_and_exports_its_counts(connect_url, tmp_path):
     """``streaming-dq run`` with ``spark.remote``: the batches run on the server; the job's batch lines and its
-    Prometheus counters come from the results table the gate commits (exporter.ResultsFollower)."""
+    Prometheus counters come from the results table the gate commits (exporter.ResultsFollower), and so do the
+    maintenance series: a run between batches is carried by the next batch's results rows."""
     import os
     import re
     import time
@@ -58,7 +59,8 @@ def test_a_yaml_job_under_connect_reports_each_batch_and_exports_its_counts(conn
     text = config.read_text(encoding="utf-8").replace("port: 0", f"port: {port}")
     text = text.replace('spark:\n  master: "local[2]"', f'spark:\n  remote: "{connect_url}"')
     text = text.replace("trigger: available-now ", 'trigger: {processing-time: "1 second"}')
-    assert f'remote: "{connect_url}"' in text and "processing-time" in text
+    text = text.replace("  every: 500 batches ", "  every: 1 batches   ")
+    assert f'remote: "{connect_url}"' in text and "processing-time" in text and "every: 1 batches" in text
     config.write_text(text, encoding="utf-8")
     env = {**os.environ, "COLUMNS": "200"}
     job = subprocess.Popen(
@@ -66,6 +68,7 @@ def test_a_yaml_job_under_connect_reports_each_batch_and_exports_its_counts(conn
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
     )  # fmt: skip
     scraped: dict[str, float] = {}
+    files: dict[str, float] = {}
     try:
         deadline = time.monotonic() + 150
         while time.monotonic() < deadline and job.poll() is None:
@@ -81,7 +84,13 @@ def test_a_yaml_job_under_connect_reports_each_batch_and_exports_its_counts(conn
                     r'^streaming_dq_rows_total\{gate="orders",outcome="(\w+)"\} (\S+)$', body, re.M
                 )
             }
-            if sum(scraped.get(k, 0.0) for k in ("passed", "quarantined")) >= summary["records"]:
+            files = {
+                m[1]: float(m[2])
+                for m in re.finditer(
+                    r'^streaming_dq_table_files\{gate="orders",table="(\w+)"\} (\S+)$', body, re.M
+                )
+            }
+            if sum(scraped.get(k, 0.0) for k in ("passed", "quarantined")) >= summary["records"] and files:
                 break
             time.sleep(1)
     finally:
@@ -97,3 +106,14 @@ def test_a_yaml_job_under_connect_reports_each_batch_and_exports_its_counts(conn
     assert scraped["passed"] == read_table(str(tables / "orders_pass")).num_rows
     assert scraped["quarantined"] == read_table(str(tables / "orders_quarantine")).num_rows
     assert len([line for line in out.splitlines() if line.startswith("batch ")]) == 3, out
+    # Maintenance ran in the server's worker after each batch; the runs after batches 0 and 1 reached the
+    # client with batches 1 and 2 (the run after the last batch waits for a next one).
+    assert set(files) == {"pass", "quarantine", "results", "metrics"}, (files, err[-3000:])
+    assert files == {"pass": 1.0, "quarantine": 1.0, "results": 1.0, "metrics": 1.0}  # each compacted to one
+    maintenance = [
+        r for r in read_table(str(tables / "orders_results")).to_pylist() if r["kind"] == "maintenance"
+    ]  # fmt: skip
+    assert sorted({r["batch_id"] for r in maintenance}) == [1, 2]
+    assert {(r["check_id"], r["status"], r["rows"]) for r in maintenance} == {
+        (role, "maintained", 1) for role in ("pass", "quarantine", "results", "metrics")
+    }, maintenance

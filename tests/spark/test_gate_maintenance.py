@@ -10,7 +10,9 @@ from prometheus_client import CollectorRegistry
 from test_gate_support import BASE_CHECKS, ids, land, make_gate, row, run, stream
 
 from streaming_dq.exporter import GateMetrics
+from streaming_dq.exporter.follower import outcomes_from_results
 from streaming_dq.maintenance import MaintenancePolicy
+from streaming_dq.tables import read_table
 
 WINDOWED = [
     *BASE_CHECKS,
@@ -58,6 +60,19 @@ def test_compaction_every_two_batches_keeps_rows_exactly_once_across_a_restart(s
     sample = lambda name, **labels: registry.get_sample_value(name, {"gate": "orders", **labels})  # noqa: E731
     assert sample("streaming_dq_table_files", table="pass") == 1.0
     assert sample("streaming_dq_last_maintenance_timestamp_seconds") > 0
+    # A reader of the results table (the exporter under Spark Connect) gets each run with the next batch.
+    rebuilt = {
+        o.batch_id: o.maintenance
+        for o in outcomes_from_results(read_table(str(tmp_path / "results")).to_pylist())
+    }
+    assert [b for b, m in sorted(rebuilt.items()) if m is not None] == [2, 4]
+    for ran_after, carried_by in ((1, 2), (3, 4)):
+        ran, got = seen[ran_after].maintenance, rebuilt[carried_by]
+        assert ran is not None and got is not None
+        assert (got.started_at, got.seconds) == (ran.started_at, ran.seconds)
+        assert sorted((t.role, t.files_after, t.error) for t in got.tables) == sorted(
+            (t.role, t.files_after, t.error) for t in ran.tables
+        )
 
     # A restart on the same checkpoint (new gate object, its batch count from zero) with two more files.
     for f in range(5, 7):
