@@ -71,6 +71,22 @@ def _traced_mib() -> float | None:
     return tracemalloc.get_traced_memory()[0] / 2**20 if tracemalloc.is_tracing() else None
 
 
+def rss_by_mapping(pid: int, top: int = 8) -> dict[str, float]:
+    """Resident MiB of a process by mapping (``/proc/PID/smaps``): ``[heap]``, ``[anon]`` (malloc arenas of
+    other threads, mmap'd blocks), each shared library; the ``top`` largest."""
+    by: dict[str, int] = {}
+    name = "[anon]"
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        head = line.split(None, 5)
+        if len(head) >= 5 and "-" in head[0] and not head[0].endswith(":"):
+            name = Path(head[5]).name if len(head) == 6 and head[5].startswith("/") else (
+                head[5] if len(head) == 6 else "[anon]")  # fmt: skip
+        elif line.startswith("Rss:"):
+            by[name] = by.get(name, 0) + int(line.split()[1])
+    biggest = sorted(by.items(), key=lambda kv: -kv[1])[:top]
+    return {k: round(v / 1024, 1) for k, v in biggest}
+
+
 def files(table: Path) -> int:
     from deltalake import DeltaTable
 
@@ -110,6 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--malloc-trim", action="store_true",
         help="at each sample, also the RSS after glibc's malloc_trim(0): memory the allocator only kept",
+    )  # fmt: skip
+    parser.add_argument(
+        "--smaps", action="store_true", help="at each sample, the driver's resident memory by mapping",
     )  # fmt: skip
     parser.add_argument(
         "--tracemalloc", action="store_true",
@@ -212,6 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
                 ctypes.CDLL("libc.so.6").malloc_trim(0)
                 sample["python_rss_after_trim_mib"] = rss_mib(os.getpid())
+            if args.smaps:
+                sample["python_rss_by_mapping_mib"] = rss_by_mapping(os.getpid())
             samples.append(sample)
             print(json.dumps(sample), flush=True)
     after = [s for s in samples if s["batch"] >= args.warmup]
