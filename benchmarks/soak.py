@@ -87,6 +87,26 @@ def rss_by_mapping(pid: int, top: int = 8) -> dict[str, float]:
     return {k: round(v / 1024, 1) for k, v in biggest}
 
 
+def pymalloc_arenas_mib() -> float:
+    """MiB of pymalloc arenas currently allocated (``sys._debugmallocstats``): the small-object heap Python
+    keeps mapped, used or fragmented, which tracemalloc's traced bytes do not show."""
+    import re
+    import tempfile
+
+    with tempfile.TemporaryFile(mode="w+") as out:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(out.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.seek(0)
+        found = re.search(r"# arenas allocated current\s*=\s*([\d,]+)", out.read())
+    return int(found.group(1).replace(",", "")) if found else float("nan")
+
+
 def files(table: Path) -> int:
     from deltalake import DeltaTable
 
@@ -233,6 +253,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sample["python_rss_after_trim_mib"] = rss_mib(os.getpid())
             if args.smaps:
                 sample["python_rss_by_mapping_mib"] = rss_by_mapping(os.getpid())
+                sample["pymalloc_arenas_mib"] = pymalloc_arenas_mib()  # 1 MiB arenas on 3.10+
+                sample["threads"] = len(os.listdir(f"/proc/{os.getpid()}/task"))
             samples.append(sample)
             print(json.dumps(sample), flush=True)
     after = [s for s in samples if s["batch"] >= args.warmup]
