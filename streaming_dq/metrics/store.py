@@ -5,7 +5,7 @@ a day, the stream's life) is a fold of rows, never a rescan of data. Scopes:
 
 * ``batch``: the states of every observable (batch-scoped) check in one batch, per profile override group;
 * ``window`` / ``late`` / ``no-event-time``: what a batch added to a window-scoped check's window, or counted
-  late (``late-data: count``), or could not place (NULL event time);
+  late (``late-data: count``, or past ``reopen-horizon``), or could not place (NULL event time);
 * ``window-result``: a window verdict (``provisional`` while open, then ``passed``/``failed``/``skipped``);
 * ``watermark``: the largest event time seen after the batch, the watermark, and the batch's late rows and
   rows without an event time.
