@@ -73,8 +73,14 @@ def raw_text(binary: Column) -> Column:
     return (
         F.when(binary.isNull(), F.lit(""))
         .when(F.is_valid_utf8(text), text)
-        .otherwise(F.concat(F.lit(BASE64_PREFIX), F.base64(binary)))
+        .otherwise(F.concat(F.lit(BASE64_PREFIX), unchunked_base64(binary)))
     )
+
+
+def unchunked_base64(binary: Column) -> Column:
+    """Standard base64 on one line: Spark's ``base64()`` breaks its output with CRLF every 76 characters
+    (MIME style, ``spark.sql.chunkBase64String.enabled``), which strict decoders refuse."""
+    return F.regexp_replace(F.base64(binary), "\r\n", "")
 
 
 def _avro_schema(payload: PayloadSection) -> str:
@@ -150,7 +156,7 @@ def decode_kafka(raw: DataFrame, source: SourceSection) -> DataFrame:
         raw: A DataFrame with the Kafka reader's columns (streaming or not).
         source: The ``source:`` section (``format: kafka``).
     """
-    from streaming_dq.sources import detects_unknown_fields
+    from streaming_dq.sources import detects_unknown_fields, is_blank
 
     assert source.value is not None
     value, malformed = source.value, source.malformed_column
@@ -162,10 +168,11 @@ def decode_kafka(raw: DataFrame, source: SourceSection) -> DataFrame:
     not_decodable = F.when(~F.col("_dq_valid"), F.col("_dq_raw_value"))
 
     def unparsed(corrupt: Column) -> Column:
-        """Why a json / csv value is malformed: not decodable, unparsable (the parser's corrupt-record text),
-        or blank (the parsers leave the corrupt column NULL for an empty value); NULL when it parsed."""
-        blank = F.trim(F.col("_dq_raw_value")) == ""
-        return not_decodable.when(corrupt.isNotNull(), corrupt).when(blank, F.col("_dq_raw_value"))
+        """The raw value of a json / csv value that is malformed: not decodable, unparsable (the parser set
+        its corrupt-record column) or blank (the parsers leave that column NULL for an empty value, and give
+        an empty text for a line break); NULL when it parsed."""
+        raw = F.col("_dq_raw_value")
+        return not_decodable.when(corrupt.isNotNull() | is_blank(raw), raw)
 
     if value.format == "json":
         from streaming_dq.sources import _json_records

@@ -96,6 +96,18 @@ def detects_unknown_fields(source: SourceSection) -> bool:
     )
 
 
+def reads_json_lines(source: SourceSection) -> bool:
+    """True when a json file source is read as text and parsed line by line with ``from_json`` (a declared
+    schema, PERMISSIVE, not multiLine): undeclared keys and text after a record's object are seen there,
+    whatever ``unknown-fields`` says."""
+    return (
+        source.format == "json"
+        and source.schema_ is not None
+        and _permissive(source)
+        and not _multiline(source)
+    )
+
+
 def _json_value(source: SourceSection) -> bool:
     return source.value is not None and source.value.format == "json"
 
@@ -104,14 +116,33 @@ def _options(source: SourceSection) -> dict[str, str]:
     return {key: str(value) for key, value in source.options.items()}
 
 
+#: What a blank line or message is made of: JSON's whitespace and the other ASCII spaces.
+WHITESPACE = " \t\n\r\f\u000b"
+
+
+def is_blank(text: Column) -> Column:
+    """True for text of only whitespace (tabs and line breaks too: ``F.trim`` strips spaces only)."""
+    return F.btrim(text, F.lit(WHITESPACE)) == ""
+
+
+def has_trailing_content(value: Column) -> Column:
+    """True when anything but whitespace follows the first JSON value of ``value`` (``{...} text``, two
+    objects in one line or message). Spark's JSON parsers stop after the first value without a word.
+
+    Two wrappings tell it, each a streaming token count: in ``[value]`` text after the value is an error
+    unless it closes the array early with ``]``, or starts a second element (a length above 1); in
+    ``{"_": value}`` the early close would be ``}``, which the array wrapping refuses.
+    """
+    in_array = F.json_array_length(F.concat(F.lit("["), value, F.lit("]")))
+    in_object = F.json_object_keys(F.concat(F.lit('{"_":'), value, F.lit("}")))
+    return in_array.isNull() | (in_array != 1) | in_object.isNull()
+
+
 def _parsed_json(lines: DataFrame, source: SourceSection, schema: Any) -> DataFrame:
     """Parse the text source's ``value`` lines as ``spark.read.json`` would, keeping undeclared keys."""
-    lines = lines.where(
-        F.trim(F.col("value")) != ""
-    )  # blank lines are not records (spark.read.json skips them)
-    return _json_records(
-        lines, schema, _options(source), source.malformed_column, source.unknown_fields_column
-    )
+    lines = lines.where(~is_blank(F.col("value")))  # blank lines are not records (spark.read.json skips them)
+    unknown = source.unknown_fields_column if detects_unknown_fields(source) else None
+    return _json_records(lines, schema, _options(source), source.malformed_column, unknown)
 
 
 def _json_records(
@@ -123,7 +154,11 @@ def _json_records(
 ) -> DataFrame:
     """``from_json`` of the string column ``value``: the declared fields, the malformed column (the raw text
     of an unparsable record), the undeclared keys as JSON in ``unknown`` (when not None), then the other
-    columns of ``lines`` as they are."""
+    columns of ``lines`` as they are.
+
+    A record with text after its object (:func:`has_trailing_content`) is malformed as a whole: its raw text
+    in the malformed column, its fields and undeclared keys NULL, as for any record the parser refuses.
+    """
     from streaming_dq.sink.schemas import with_corrupt_record_column
 
     declared = F.array(*[F.lit(name) for name in schema.fieldNames()])
@@ -140,13 +175,28 @@ def _json_records(
         ),
     )
     extra = [kept.alias("_dq_unknown")] if unknown else []
+    internal = ("_dq_row", "_dq_unknown", "_dq_value")
     carried = [F.col(f"`{c}`") for c in lines.columns if c != "value"]
-    parsed = lines.select(F.from_json(value, full, options).alias("_dq_row"), *extra, *carried)
-    columns = [F.col(f"_dq_row.`{name}`").alias(name) for name in full.fieldNames()]
+    parsed = lines.select(
+        F.from_json(value, full, options).alias("_dq_row"), *extra, value.alias("_dq_value"), *carried
+    )
+    raw, corrupt = F.col("_dq_value"), F.col(f"_dq_row.`{malformed}`")
+    trailing = corrupt.isNull() & raw.isNotNull() & has_trailing_content(raw)
+    parsed = parsed.withColumn("_dq_trailing", trailing)
+    whole = ~F.col("_dq_trailing")
+    columns = [
+        (
+            F.when(whole, corrupt).otherwise(raw)
+            if name == malformed
+            else F.when(whole, F.col(f"_dq_row.`{name}`"))
+        ).alias(name)
+        for name in full.fieldNames()
+    ]
     if unknown:
-        columns.append(F.col("_dq_unknown").alias(unknown))
+        columns.append(F.when(whole, F.col("_dq_unknown")).alias(unknown))
     return parsed.select(
-        *columns, *[F.col(f"`{c}`") for c in parsed.columns if c not in ("_dq_row", "_dq_unknown")]
+        *columns,
+        *[F.col(f"`{c}`") for c in parsed.columns if c not in (*internal, "_dq_trailing")],
     )
 
 
@@ -173,7 +223,7 @@ def read_source(
     reader: Any = session.readStream if stream else session.read
     if stream and source.max_files_per_trigger is not None:
         reader = reader.option("maxFilesPerTrigger", str(source.max_files_per_trigger))
-    if detects_unknown_fields(source):
+    if reads_json_lines(source):
         schema = StructType.fromDDL(source.schema_ or "")
         lines = reader.format("text").options(**_options(source)).load(where)
         return _parsed_json(lines, source, schema)

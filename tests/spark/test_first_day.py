@@ -91,6 +91,27 @@ def test_with_ignore_undeclared_fields_are_dropped_as_spark_drops_them(spark: ob
     assert "_unknown_fields" not in passed.column_names and passed.num_rows == 2
 
 
+@pytest.mark.parametrize("unknown_fields", ["warn", "ignore"])
+def test_a_json_line_with_text_after_its_object_is_malformed_and_kept_whole(
+    spark: object, tmp_path: Path, unknown_fields: str
+) -> None:
+    """Spark's JSON parser reads the first object of a line and drops the rest without a word: a second
+    record, or trailing text, must quarantine the line with its raw text instead (#27); whitespace-only lines
+    are blank lines (skipped, as Spark skips them), whatever ``unknown-fields`` says."""
+    first, second = (json.dumps(o) for o in ORDERS)
+    third = json.dumps({**ORDERS[0], "order_id": "o3"})
+    lines = [first, f"{second} {first}", f"{second}trailing", "\t", f"{third} \t"]
+    config = _job_with_lines(tmp_path, lines, extra=f"  unknown-fields: {unknown_fields}\n")
+    (outcome,) = _run(config, spark)
+    assert (outcome.rows_in, outcome.rows_malformed) == (4, 2)
+    quarantined = read_table(str(_tables(config) / "orders_quarantine")).to_pylist()
+    malformed = sorted(r["_dq_raw"] for r in quarantined if r["_dq_raw"] is not None)
+    assert malformed == sorted([f"{second} {first}", f"{second}trailing"])
+    assert all(r["order_id"] is None for r in quarantined if r["_dq_raw"] is not None)
+    passed = read_table(str(_tables(config) / "orders_pass")).column("order_id").to_pylist()
+    assert sorted(passed) == ["o1", "o3"]
+
+
 def test_one_file_gives_the_same_per_check_counts_through_check_and_run(
     spark: object, tmp_path: Path
 ) -> None:

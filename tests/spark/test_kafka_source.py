@@ -94,6 +94,47 @@ def test_json_values_decode_and_undecodable_ones_keep_their_raw_value_and_coordi
     assert rows[3]["kafka_timestamp"] == WHEN.replace(tzinfo=None)  # the session's zone is UTC
 
 
+def test_whitespace_values_and_text_after_the_object_are_undecodable_with_their_raw_value(spark: Any) -> None:
+    """A blank line of a file sent as a message, or a message with text or a second record after its object,
+    must not pass as a row: each is malformed with its raw value, its fields NULL (#27)."""
+    values = [
+        b"\n",
+        b"\t",
+        b"\r\n",
+        b'{"payment_id": "P1", "amount": 1} trailing',
+        b'{"payment_id": "P2", "amount": 2}\n{"payment_id": "P3", "amount": 3}',
+        b'{"payment_id": "P4", "amount": 4}{"payment_id": "P5", "amount": 5}',
+        b'{"payment_id": "P6", "amount": 6}] ',
+        b'{"payment_id": "P7", "amount": 7}},',
+        b'{"payment_id": "P8", "amount": 8, "risk": 1}\r\n',  # whitespace after the object is fine
+        b'{"payment_id": "}]", "amount": 9}',  # brackets inside a string are not structure
+    ]
+    source = _source({"format": "json", "schema": "payment_id STRING, amount DOUBLE"})
+    rows = _rows(decode_kafka(_raw(spark, values), source))
+    assert [(r["payment_id"], r["amount"], r["_corrupt_record"]) for r in rows] == [
+        *[(None, None, v.decode()) for v in values[:8]],
+        ("P8", 8.0, None),
+        ("}]", 9.0, None),
+    ]
+    assert [r["_unknown_fields"] for r in rows] == [None] * 8 + ['{"risk":1}', None]
+
+    csv = decode_kafka(
+        _raw(spark, [b"\t", b"\r\n", b"P1,2.5"]),
+        _source({"format": "csv", "schema": "payment_id STRING, amount DOUBLE"}),
+    )
+    assert [r["_corrupt_record"] for r in _rows(csv)] == ["\t", "\r\n", None]
+
+
+def test_a_raw_value_that_is_not_utf8_is_base64_on_one_line(spark: Any) -> None:
+    """Spark's base64() breaks lines every 76 characters; `_dq_raw` is standard base64 a strict decoder takes."""
+    value = bytes(range(256)) * 2  # 512 bytes, not UTF-8: 684 base64 characters
+    source = _source({"format": "json", "schema": "payment_id STRING, amount DOUBLE"})
+    (row,) = _rows(decode_kafka(_raw(spark, [value]), source))
+    raw = row["_corrupt_record"]
+    assert raw.startswith("base64:") and "\r" not in raw and "\n" not in raw
+    assert base64.b64decode(raw.removeprefix("base64:"), validate=True) == value
+
+
 def test_csv_text_and_avro_values_decode_and_mark_what_they_cannot(spark: Any) -> None:
     csv = decode_kafka(
         _raw(spark, [b"P1,12.5", b"P2", b"P3,1,extra", b"P4,abc"]),
