@@ -37,6 +37,7 @@ class ExpressionCheck(BaseRowCheck):
         check_id: str,
         expression: str,
         treat_null_as_failure: bool = False,
+        message: str | None = None,
         severity: Severity = Severity.CRITICAL,
         **kw: Any,
     ) -> None:
@@ -44,6 +45,7 @@ class ExpressionCheck(BaseRowCheck):
         check_sql_expression(expression, check_id=check_id, field="expression")
         self.expression = expression
         self.treat_null_as_failure = treat_null_as_failure
+        self.message = message
 
     def failure_condition(self, df: DataFrame) -> Column:
         holds = F.expr(self.expression)
@@ -52,14 +54,17 @@ class ExpressionCheck(BaseRowCheck):
     def violation_details(self, violations: int, total: int) -> str:
         if not violations:
             return f"All rows satisfy {self.expression}"
+        if self.message:
+            return f"{self.message}: {plural(violations, 'row')} ({percent(violations, total)})"
         verb = "violates" if violations == 1 else "violate"
         return f"{plural(violations, 'row')} ({percent(violations, total)}) {verb} {self.expression}"
 
 
 @register_check_config(check_name="expression-check")
 class ExpressionCheckConfig(BaseRowCheckConfig):
-    """``{check: expression-check, check-id, expression, treat-null-as-failure?: false}``."""
+    """``{check: expression-check, check-id, expression, treat-null-as-failure?: false, message?}``."""
 
     check_class: ClassVar[type[BaseCheck]] = ExpressionCheck
     expression: str = Field(min_length=1)
     treat_null_as_failure: bool = False
+    message: str | None = Field(default=None, description="Says what a failure means, in the report.")

@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, NullType
 
 from streaming_dq.checks.sql import col, quote
-from streaming_dq.checks.wording import violations_sentence
+from streaming_dq.checks.wording import percent, plural, violations_sentence
 from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck, BaseRowCheck
 from streaming_dq.core.base_config import BaseRowCheckConfig
@@ -50,6 +50,7 @@ class SqlQueryCheck(BaseRowCheck):
         condition_column: str = "condition",
         negate: bool = False,
         input_placeholder: str = "input_view",
+        message: str | None = None,
         severity: Severity = Severity.CRITICAL,
         **kw: Any,
     ) -> None:
@@ -62,6 +63,7 @@ class SqlQueryCheck(BaseRowCheck):
         self.condition_column = condition_column
         self.negate = negate
         self.input_placeholder = input_placeholder
+        self.message = message
 
     @property
     def columns(self) -> list[str]:  # the columns the data must have (checked before the first batch)
@@ -108,6 +110,9 @@ class SqlQueryCheck(BaseRowCheck):
 
     def violation_details(self, violations: int, total: int) -> str:
         what = "row the query marks" if self.merge_columns else "row of a batch the query marks"
+        if self.message and violations:
+            many = what.replace("row", "rows", 1)
+            return f"{self.message}: {plural(violations, what, many)} ({percent(violations, total)})"
         return violations_sentence(
             self.merge_columns or ["*"], violations, total, what, what.replace("row", "rows", 1)
         )
@@ -116,7 +121,7 @@ class SqlQueryCheck(BaseRowCheck):
 @register_check_config(check_name="sql-query-check")
 class SqlQueryCheckConfig(BaseRowCheckConfig):
     """``{check: sql-query-check, check-id, query, merge-columns?, condition-column?: condition, negate?,
-    input-placeholder?: input_view}``."""
+    input-placeholder?: input_view, message?}``."""
 
     check_class: ClassVar[type[BaseCheck]] = SqlQueryCheck
     query: str = Field(min_length=1)
@@ -124,3 +129,4 @@ class SqlQueryCheckConfig(BaseRowCheckConfig):
     condition_column: str = Field(default="condition", min_length=1)
     negate: bool = False
     input_placeholder: str = Field(default="input_view", min_length=1)
+    message: str | None = Field(default=None, description="Says what a failure means, in the report.")

@@ -25,6 +25,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from streaming_dq.checks.sql import quote
+from streaming_dq.config.errors import ConfigErrors
 from streaming_dq.core.suggest import did_you_mean
 from streaming_dq.exceptions import ConfigError
 
@@ -320,8 +321,8 @@ def _sql_string(text: str) -> str:
 def _sql_expression(a: _Args) -> dict[str, Any]:
     expr = a.need("expression")
     if a.get("negate", False):  # DQX fails rows where the expression is TRUE
-        return _expression(f"NOT ({expr})")
-    return _expression(expr)
+        return _with_message(_expression(f"NOT ({expr})"), a)
+    return _with_message(_expression(expr), a)
 
 
 def _fresh(a: _Args) -> dict[str, Any]:
@@ -407,7 +408,6 @@ def _aggr_matches(a: _Args) -> dict[str, Any]:
 
 
 def _sql_query(a: _Args) -> dict[str, Any]:
-    a.refuse("msg", "msg has no counterpart (the report words each failure itself)")
     a.refuse("name", "give the rule's name (it becomes the check-id) instead of the argument")
     out: dict[str, Any] = {"check": "sql-query-check", "query": a.need("query")}
     if a.get("merge_columns"):
@@ -421,6 +421,13 @@ def _sql_query(a: _Args) -> dict[str, Any]:
             out[ours] = a.get(theirs)
     if a.get("negate"):
         out["negate"] = True
+    return _with_message(out, a)
+
+
+def _with_message(out: dict[str, Any], a: _Args) -> dict[str, Any]:
+    """DQX's ``msg`` becomes the check's ``message``: the report words the check's failures with it."""
+    if a.get("msg") is not None:
+        out["message"] = str(a.get("msg"))
     return out
 
 
@@ -933,75 +940,92 @@ _CHECK_KEYS = ("function", "arguments", "for_each_column")
 def translate(raws: Sequence[Any], *, prefix: str = "checks") -> Translation:
     """Translate DQX rules into our check configs (see the module docstring).
 
+    Every rule is tried: the ones that translate are kept, and each one that does not gives one problem.
+
     Raises:
-        ConfigError: the first rule that cannot be translated (field path ``checks[i].check.function`` ...).
+        ConfigError: one rule cannot be translated (field path ``checks[i].check.function`` ...).
+        ConfigErrors: several cannot, one error each, in the file's order.
     """
     out = Translation()
     used: set[str] = set()
+    problems: list[ConfigError] = []
     for i, raw in enumerate(raws):
-        where = f"{prefix}[{i}]"
-        if not isinstance(raw, Mapping):
-            raise ConfigError("a DQX rule must be a mapping", field_path=where)
-        for key in raw:
-            if key not in _RULE_KEYS:
-                raise ConfigError(
-                    f"unknown key {key!r} of a DQX rule{did_you_mean(str(key), _RULE_KEYS)}",
-                    field_path=f"{where}.{key}",
-                )
-        check = raw.get("check")
-        if not isinstance(check, Mapping) or "function" not in check:
-            raise ConfigError("a DQX rule needs check: {function: ...}", field_path=f"{where}.check")
-        for key in check:
-            if key not in _CHECK_KEYS:
-                raise ConfigError(
-                    f"unknown key {key!r}{did_you_mean(str(key), _CHECK_KEYS)}",
-                    field_path=f"{where}.check.{key}",
-                )
-        function = str(check["function"])
-        mapping = FUNCTIONS.get(function)
-        if mapping is None:
-            if function in UNSUPPORTED:
-                raise ConfigError(
-                    f"DQX function {function!r}: {UNSUPPORTED[function]}",
-                    field_path=f"{where}.check.function",
-                )
+        try:
+            _translate_rule(raw, i, f"{prefix}[{i}]", used, out)
+        except ConfigError as exc:
+            problems.append(exc)
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise ConfigErrors(problems)
+    return out
+
+
+def _translate_rule(raw: Any, i: int, where: str, used: set[str], out: Translation) -> None:
+    """Append the check configs of the DQX rule ``raw`` (item ``i``) and its note to ``out``."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError("a DQX rule must be a mapping", field_path=where)
+    for key in raw:
+        if key not in _RULE_KEYS:
             raise ConfigError(
-                f"unknown DQX function {function!r}{did_you_mean(function, [*FUNCTIONS, *UNSUPPORTED])}",
+                f"unknown key {key!r} of a DQX rule{did_you_mean(str(key), _RULE_KEYS)}",
+                field_path=f"{where}.{key}",
+            )
+    check = raw.get("check")
+    if not isinstance(check, Mapping) or "function" not in check:
+        raise ConfigError("a DQX rule needs check: {function: ...}", field_path=f"{where}.check")
+    for key in check:
+        if key not in _CHECK_KEYS:
+            raise ConfigError(
+                f"unknown key {key!r}{did_you_mean(str(key), _CHECK_KEYS)}",
+                field_path=f"{where}.check.{key}",
+            )
+    function = str(check["function"])
+    mapping = FUNCTIONS.get(function)
+    if mapping is None:
+        if function in UNSUPPORTED:
+            raise ConfigError(
+                f"DQX function {function!r}: {UNSUPPORTED[function]}",
                 field_path=f"{where}.check.function",
             )
-        criticality = str(raw.get("criticality", "error")).lower()
-        if criticality not in _CRITICALITY:
+        raise ConfigError(
+            f"unknown DQX function {function!r}{did_you_mean(function, [*FUNCTIONS, *UNSUPPORTED])}",
+            field_path=f"{where}.check.function",
+        )
+    criticality = str(raw.get("criticality", "error")).lower()
+    if criticality not in _CRITICALITY:
+        raise ConfigError(
+            f"criticality must be error or warn, not {criticality!r}", field_path=f"{where}.criticality"
+        )
+    arguments = dict(check.get("arguments") or {})
+    expansions: list[dict[str, Any]] = [arguments]
+    if check.get("for_each_column") is not None:
+        columns = check["for_each_column"]
+        if not isinstance(columns, list) or not columns:
             raise ConfigError(
-                f"criticality must be error or warn, not {criticality!r}", field_path=f"{where}.criticality"
+                "for_each_column must be a non-empty list", field_path=f"{where}.check.for_each_column"
             )
-        arguments = dict(check.get("arguments") or {})
-        expansions: list[dict[str, Any]] = [arguments]
-        if check.get("for_each_column") is not None:
-            columns = check["for_each_column"]
-            if not isinstance(columns, list) or not columns:
-                raise ConfigError(
-                    "for_each_column must be a non-empty list", field_path=f"{where}.check.for_each_column"
-                )
-            key = "columns" if "columns" in mapping.arguments else "column"
-            expansions = [{**arguments, key: c} for c in columns]
-        for n, args in enumerate(expansions):
-            built = mapping.build(_Args(args, where, mapping.arguments))
-            built["severity"] = _CRITICALITY[criticality]
-            if raw.get("filter"):
-                if built["check"] == "aggregate-check":
-                    built["row-filter"] = raw["filter"]
-                else:
-                    built["filter"] = raw["filter"]
-            if raw.get("user_metadata"):
-                meta = raw["user_metadata"]
-                if not isinstance(meta, Mapping):
-                    raise ConfigError("user_metadata must be a mapping", field_path=f"{where}.user_metadata")
-                built["tags"] = [f"{k}={v}" for k, v in meta.items()]
-            built["check-id"] = _check_id(raw.get("name"), function, args, n, len(expansions), used)
-            out.checks.append((i, built))
-        if mapping.note:
-            out.notes.append(f"{where} ({function} -> {mapping.ours}): {mapping.note}")
-    return out
+        key = "columns" if "columns" in mapping.arguments else "column"
+        expansions = [{**arguments, key: c} for c in columns]
+    built_rules = []
+    for n, args in enumerate(expansions):
+        built = mapping.build(_Args(args, where, mapping.arguments))
+        built["severity"] = _CRITICALITY[criticality]
+        if raw.get("filter"):
+            if built["check"] == "aggregate-check":
+                built["row-filter"] = raw["filter"]
+            else:
+                built["filter"] = raw["filter"]
+        if raw.get("user_metadata"):
+            meta = raw["user_metadata"]
+            if not isinstance(meta, Mapping):
+                raise ConfigError("user_metadata must be a mapping", field_path=f"{where}.user_metadata")
+            built["tags"] = [f"{k}={v}" for k, v in meta.items()]
+        built["check-id"] = _check_id(raw.get("name"), function, args, n, len(expansions), used)
+        built_rules.append((i, built))
+    out.checks.extend(built_rules)  # a rule that fails half-way adds nothing
+    if mapping.note:
+        out.notes.append(f"{where} ({function} -> {mapping.ours}): {mapping.note}")
 
 
 def _check_id(name: Any, function: str, args: Mapping[str, Any], n: int, of: int, used: set[str]) -> str:

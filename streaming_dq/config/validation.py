@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from streaming_dq.config.dqx import Dialect
+from streaming_dq.config.errors import ConfigErrors
 from streaming_dq.config.factory import CheckFactory
 from streaming_dq.config.gate_config import TIME_TYPES, GateConfig
 from streaming_dq.config.registry import CheckConfigRegistry
@@ -269,7 +270,8 @@ def build_checks(
     try:
         items, found_notes = dialect_items(raws, prefix=prefix, dialect=dialect)
     except ConfigError as exc:
-        return [], [type(exc)(exc.reason, source=source, field_path=exc.field_path)]
+        errors = exc.errors if isinstance(exc, ConfigErrors) else [exc]
+        return [], [type(e)(e.reason, source=source, field_path=e.field_path) for e in errors]
     if notes is not None:
         notes.extend(found_notes)
     for index, raw in items:
@@ -292,7 +294,7 @@ def build_checks(
 
 # --- what ties the sections together -------------------------------------------------------------------------
 
-_COLUMN_FIELDS = ("column", "columns", "subset_columns", "allowed_values", "than_column")
+_COLUMN_FIELDS = ("column", "columns", "subset_columns", "allowed_values", "than_column", "group_by")
 
 
 def _column_refs(built: BuiltCheck) -> list[tuple[str, str]]:
@@ -302,6 +304,8 @@ def _column_refs(built: BuiltCheck) -> list[tuple[str, str]]:
     for name in _COLUMN_FIELDS:
         if name not in fields:
             continue
+        if name == "column" and getattr(built.check, "column", "") is None:
+            continue  # the check reads no column by it ('*' for count, count-if's predicate)
         key, value = fields[name].alias or name, getattr(built.config, name)
         if isinstance(value, str):
             refs.append((key, value))

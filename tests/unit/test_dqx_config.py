@@ -139,3 +139,89 @@ def test_window_rules_become_window_scoped_checks() -> None:
     assert fresh.check_type == "row-count-min-check" and fresh.scope.size.total_seconds() == 3600
     assert fresh.min_count == 5 and fresh.severity.value == "critical"
     assert len(loaded.notes) == 2 and all("event-time" in n for n in loaded.notes)
+
+
+GATE_WITH_SCHEMA = (
+    "gate: {name: orders}\n"
+    "source: {format: json, path: ./landing, schema: 'order_id string, amount double'}\n"
+    "targets: {pass: ./pass, quarantine: ./quarantine}\n"
+    "checkpoint: ./cp\n"
+)
+
+
+def test_count_of_star_and_count_if_predicates_load_against_a_declared_schema(tmp_path: Path) -> None:
+    """DQX's count examples use ``column: '*'``, and so does docs/checks.md: neither is a column of the
+    schema, and neither is a count-if predicate (#27); a misspelt real column is still refused."""
+    config = tmp_path / "gate.yaml"
+    config.write_text(
+        GATE_WITH_SCHEMA + "checks:\n"
+        "  - {check: group-aggregate-check, check-id: one-per-id, function: count, column: '*',"
+        " group-by: [order_id], le: 1}\n"
+        "  - {check: aggregate-check, check-id: some-positive, function: count-if, column: 'amount > 0', ge: 1}\n"
+        "  - {check: aggregate-check, check-id: volume, function: count, column: '*', ge: 1}\n"
+    )
+    result = CliRunner().invoke(app, ["validate", str(config)])
+    assert result.exit_code == 0, result.output
+    dqx = tmp_path / "dqx.yaml"
+    dqx.write_text(
+        GATE_WITH_SCHEMA + "checks:\n"
+        "  - criticality: error\n"
+        "    check: {function: is_aggr_not_less_than, arguments: {column: '*', aggr_type: count, limit: 1}}\n"
+    )
+    result = CliRunner().invoke(app, ["validate", str(dqx)])
+    assert result.exit_code == 0, result.output
+    config.write_text(config.read_text().replace("group-by: [order_id]", "group-by: [order_idd]"))
+    failed = CliRunner().invoke(app, ["validate", str(config)])
+    assert failed.exit_code == 2 and "checks[0].group-by[0]: column 'order_idd' is not in source.schema" in (
+        failed.output
+    )
+
+
+def test_sql_query_and_sql_expression_take_dqx_s_msg_as_the_report_s_wording() -> None:
+    from streaming_dq.config.factory import CheckFactory
+
+    query = one(
+        {
+            "name": "no_dupes",
+            "check": {
+                "function": "sql_query",
+                "arguments": {
+                    "query": "SELECT order_id, count(*) > 1 AS condition FROM {{ input_view }} GROUP BY order_id",
+                    "merge_columns": ["order_id"],
+                    "condition_column": "condition",
+                    "msg": "order id is duplicated",
+                },
+            },
+        }
+    )
+    assert query["message"] == "order id is duplicated"
+    check = CheckFactory.from_dict(query)
+    assert check.violation_details(3, 12) == "order id is duplicated: 3 rows the query marks (25.00%)"
+    assert "order id is duplicated" not in check.violation_details(0, 12)
+    expression = one(
+        {
+            "check": {
+                "function": "sql_expression",
+                "arguments": {"expression": "a > 0", "msg": "a must be positive"},
+            }
+        }
+    )
+    assert CheckFactory.from_dict(expression).violation_details(1, 4) == "a must be positive: 1 row (25.00%)"
+
+
+def test_every_dqx_rule_that_cannot_be_translated_is_named_on_a_line_of_its_own(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.yml"
+    rules.write_text(
+        "- criticality: error\n  check: {function: is_not_nul, arguments: {column: a}}\n"
+        "- criticality: error\n  check: {function: is_not_null, arguments: {column: a}}\n"
+        "- criticality: eror\n  check: {function: is_not_null, arguments: {column: b}}\n"
+        "- criticality: error\n  check: {function: is_in_range, arguments: {column: c}}\n"
+    )
+    failed = CliRunner().invoke(app, ["validate", str(rules)])
+    assert failed.exit_code == 2
+    lines = [line for line in failed.output.splitlines() if line.startswith(f"{rules}:")]
+    assert [line.split(": ", 2)[1] for line in lines] == [
+        "checks[0].check.function",
+        "checks[2].criticality",
+        "checks[3].check.arguments.min_limit",
+    ], failed.output
