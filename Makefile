@@ -65,6 +65,7 @@ bench-quick: $(STAMP) $(JARS)
 	$(PY) -m benchmarks.run --quick
 	$(PY) -m benchmarks.distributed --quick
 	$(PY) -m benchmarks.catalog --quick
+	$(PY) -m benchmarks.calendar --quick
 
 clean:
 	rm -rf $(VENV) .demo .jars .pytest_cache .mypy_cache .ruff_cache

@@ -148,10 +148,7 @@ class ValidationPlan:
         conditions, transforming = self.memo(("conditions", key), lambda: self._conditions(df))
         out = df
         if self.regimes.split:
-            out = out.withColumn(
-                REGIME_COLUMN,
-                self.memo("regime", lambda: self.regimes.ordinal_column(self.event_time, self.timezone)),
-            )
+            out = self.regimes.with_ordinal(out, self.event_time, self.timezone)
         flags = dict(conditions)
         staged: list[str] = []
         for i in transforming:
@@ -270,8 +267,7 @@ class ValidationPlan:
         """``df`` plus the regime ordinal column when profiles split the batch (else ``df`` itself)."""
         if not self.regimes.split:
             return df
-        regime = self.memo("regime", lambda: self.regimes.ordinal_column(self.event_time, self.timezone))
-        return df.withColumn(REGIME_COLUMN, regime)
+        return self.regimes.with_ordinal(df, self.event_time, self.timezone)
 
     def inline_columns(self, df: DataFrame) -> list[Column]:
         """For :meth:`with_regime`'s output: the input columns, each check's flag computed from its condition

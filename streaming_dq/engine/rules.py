@@ -270,11 +270,24 @@ class FlagRules:
             ]
             return out + [e.as_dict() for e in agg.get(regime, ())]
 
-        if self.n_words == 1 and not self.regimes.split:
+        if self.n_words == 1:
             words = failed.column(bits_column(0))
-            distinct = pc.unique(words)
-            lists = pa.array([entries(0, [w]) for w in distinct.to_pylist()], ERROR_TYPE)
-            return pc.take(lists, pc.index_in(words, value_set=distinct)).combine_chunks()
+            if not self.regimes.split:
+                distinct = pc.unique(words)
+                lists = pa.array([entries(0, [w]) for w in distinct.to_pylist()], ERROR_TYPE)
+                return pc.take(lists, pc.index_in(words, value_set=distinct)).combine_chunks()
+            # per regime present (a few), the distinct words of its rows; each row indexes the lists
+            regime = failed.column(REGIME_COLUMN)
+            known: list[list[dict[str, str]]] = []
+            index = pa.nulls(failed.num_rows, pa.int32())
+            for r in pc.unique(regime).to_pylist():
+                here = pc.equal(regime, r)
+                distinct = pc.unique(pc.filter(words, here))
+                at = pc.add(pc.index_in(words, value_set=distinct), len(known))
+                known += [entries(r, [w]) for w in distinct.to_pylist()]
+                index = pc.if_else(here, at, index)
+            taken = pc.take(pa.array(known, ERROR_TYPE), index)
+            return taken.combine_chunks() if isinstance(taken, pa.ChunkedArray) else taken
         columns = [failed.column(bits_column(w)).to_pylist() for w in range(self.n_words)]
         regimes = failed.column(REGIME_COLUMN).to_pylist() if self.regimes.split else [0] * failed.num_rows
         cache: dict[tuple[int, ...], list[dict[str, str]]] = {}

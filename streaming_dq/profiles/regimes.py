@@ -182,7 +182,9 @@ def regime_column(profiles: Sequence[Profile], date_col: Column) -> Column:
     """Return the regime mask of each row's date as a non-NULL integer column (0 for a NULL date).
 
     The mask is ``sum(when(active_i, 1 << i))`` over ``profiles`` and agrees with :func:`regime_of`. It is an
-    ``int`` for up to 31 profiles, a ``bigint`` beyond. Building it needs an active SparkContext.
+    ``int`` for up to 31 profiles, a ``bigint`` beyond. Building it needs an active SparkContext. The bits of
+    date-set profiles (a public-holiday calendar's holidays) come from one table look-up per row
+    (:func:`date_set_mask_column`), not from one date-set test per holiday.
 
     Raises:
         ValueError: more than 63 profiles.
@@ -192,9 +194,55 @@ def regime_column(profiles: Sequence[Profile], date_col: Column) -> Column:
     """
     from pyspark.sql import functions as F
 
+    from streaming_dq.profiles.public_holidays import DateSetProfile
+
     if len(profiles) > _MAX_PROFILES:
         raise ConfigError(f"at most {_MAX_PROFILES} profiles are supported, got {len(profiles)}")
-    mask = F.lit(0)
+    date_sets = {i: p.dates for i, p in enumerate(profiles) if isinstance(p, DateSetProfile)}
+    table = date_set_mask_column(date_sets, date_col)
+    mask = F.lit(0) if table is None else table
     for i, profile in enumerate(profiles):
-        mask = mask + F.when(profile.active_column(date_col), F.lit(1 << i)).otherwise(F.lit(0))
+        if table is None or i not in date_sets:
+            mask = mask + F.when(profile.active_column(date_col), F.lit(1 << i)).otherwise(F.lit(0))
     return mask
+
+
+#: The byte table of :func:`date_set_mask_column` holds an index below 128 (one UTF-8 byte per day).
+_MAX_TABLE_MASKS = 128
+
+
+def date_set_mask_column(date_sets: dict[int, frozenset[date]], date_col: Column) -> Column | None:
+    """The bits of the date-set profiles ``{bit: dates}`` active on each row's date, by one table look-up.
+
+    The days from the first to the last date of any set are a byte string with one byte per day: the index
+    of that day's mask among the distinct masks. A row reads its day's byte (``substring`` of a binary
+    literal: constant time) and the mask at that index; a day outside the table, or a NULL date, has none.
+    Before this, each holiday was a ``date IN (...)`` over its 130 years of dates, evaluated per row and per
+    holiday, and the plan carried every date as text: a US calendar made every batch 3-5x slower.
+
+    Returns None when there is no date set, or more distinct masks than one byte can index (the caller then
+    tests each set on its own).
+    """
+    from pyspark.sql import functions as F
+
+    days = {d.toordinal() for dates in date_sets.values() for d in dates}
+    if not days:
+        return None
+    first, last = min(days), max(days)
+    by_day = [0] * (last - first + 1)
+    for bit, dates in date_sets.items():
+        for d in dates:
+            by_day[d.toordinal() - first] |= 1 << bit
+    masks = sorted(set(by_day) | {0})
+    if len(masks) > _MAX_TABLE_MASKS:
+        return None
+    index = {m: i for i, m in enumerate(masks)}
+    table = bytes(index[m] for m in by_day)
+    offset = F.unix_date(date_col) - F.lit(date.fromordinal(first).toordinal() - _EPOCH_ORDINAL)
+    byte = F.substring(F.lit(table), offset + F.lit(1), F.lit(1))
+    at = F.ascii(byte.cast("string")) + F.lit(1)
+    inside = (offset >= F.lit(0)) & (offset < F.lit(len(table)))
+    return F.when(inside, F.element_at(F.array(*[F.lit(m) for m in masks]), at)).otherwise(F.lit(0))
+
+
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()

@@ -77,3 +77,12 @@ def test_the_catalog_benchmark_sets_grow_and_build() -> None:
     # every check before +classic rides on the one pass: a row check without a validate() of its own
     assert len(one_pass) == len(sets["+observable"])
     assert all(type(c).validate is BaseRowCheck.validate for c in one_pass if isinstance(c, BaseRowCheck))
+
+
+def test_the_calendar_benchmark_measures_every_variant(spark: object, tmp_path: Path) -> None:
+    from benchmarks.calendar import VARIANTS, measure
+
+    result = measure(spark, rows=2000, batches=1, rounds=1, work=tmp_path)
+    assert set(result["variants"]) == set(VARIANTS)
+    for m in result["variants"].values():
+        assert _finite(m["seconds"]) and _finite(m["seconds_ratio"]) and len(m["all_seconds"]) == 1

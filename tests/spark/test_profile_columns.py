@@ -136,3 +136,36 @@ def test_a_public_holiday_calendar_compiles_into_the_batchs_generated_code(spark
     verdicts = sorted((line.status, line.details) for line in report.lines if line.check_id == "rows")
     assert [status for status, _ in verdicts] == ["passed", "skipped", "skipped"]  # New Year's Day, MLK Day
     assert "Row count is 93" in verdicts[0][1]  # the other 7 rows fall on the two holidays
+
+
+def test_a_calendar_mixed_with_other_profiles_agrees_with_python_at_the_table_s_ends(spark: Any) -> None:
+    """Date-set profiles are looked up in one table of days (#27); the dates around its first and last day,
+    and other profiles in the same list, must agree with ``regime_of`` bit for bit."""
+    from streaming_dq.profiles import PublicHolidayProfile
+
+    calendar = PublicHolidayProfile("US", country="US", days_before=1, days_after=1).expand()
+    profiles = [PROFILES[2], *calendar, PROFILES[0]]
+    first = min(min(p.dates) for p in calendar)
+    last = max(max(p.dates) for p in calendar)
+    columns_on_every_date(spark, profiles, first - timedelta(days=5), first + timedelta(days=20))
+    columns_on_every_date(spark, profiles, last - timedelta(days=20), last + timedelta(days=5))
+    columns_on_every_date(spark, profiles, date(2025, 12, 15), date(2026, 1, 10))
+
+
+def test_the_regime_mask_is_computed_once_per_row_and_the_calendar_is_one_lookup(spark: Any) -> None:
+    """A structural fact behind the calendar's cost (#27): the regime ordinal compares the mask once per
+    regime, so an inlined mask was evaluated 12 times per row, each time with one text ``IN`` per holiday
+    (a US calendar made every batch 3-5x slower; benchmarks/calendar.py measures it)."""
+    from streaming_dq.engine.regimes import RegimeTable
+    from streaming_dq.profiles import PublicHolidayProfile
+
+    calendar = PublicHolidayProfile("US", country="US", days_after=1).expand()
+    table = RegimeTable([], calendar, [])
+    assert len(table.regimes) == 13
+    df = spark.createDataFrame([(datetime(2025, 11, 27, 15, tzinfo=UTC),)], "ts TIMESTAMP")
+    out = table.with_ordinal(df, "ts", "America/New_York")
+    plan = out._jdf.queryExecution().optimizedPlan().toString()
+    assert plan.count("substring(") == 1 and "INSET" not in plan.upper()
+    assert out.collect()[0]["__dq_regime"] == next(
+        r for r, regime in enumerate(table.regimes) if regime and regime.profiles == ("US: Thanksgiving Day",)
+    )
