@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from streaming_dq.config.gate_config import GateConfig, SourceSection, SparkSection
 from streaming_dq.core.base_check import BaseCheck, BaseRowCheck
-from streaming_dq.core.outcome import BatchOutcome, CheckKind
+from streaming_dq.core.outcome import BatchOutcome, CheckKind, WindowOutcome
 from streaming_dq.jvm import BundleName
 
 if TYPE_CHECKING:
@@ -153,6 +153,8 @@ class JobTotals:
     failed: bool = False
     error: str | None = None
     interrupted: int | None = None
+    #: Window verdicts given when the input ended (``close_windows``), none before or without it.
+    windows_closed: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, outcome: BatchOutcome) -> None:
@@ -181,6 +183,9 @@ class GateJob:
             stopped at the end).
         handle_signals: Stop the query gracefully on SIGINT/SIGTERM (``totals.interrupted`` names the signal);
             for a process that runs one job on its main thread, such as the CLI.
+        close_windows: Judge the event-time windows still open once an available-now run has drained its
+            input (:meth:`~streaming_dq.sink.QualityGate.close_windows`); None: ``gate.close-windows``.
+        on_windows_closed: Called with the window verdicts that closing gave (none when nothing was open).
     """
 
     def __init__(
@@ -192,8 +197,14 @@ class GateJob:
         stop_event: threading.Event | None = None,
         session: SparkSession | None = None,
         handle_signals: bool = False,
+        close_windows: bool | None = None,
+        on_windows_closed: Callable[[Sequence[WindowOutcome]], None] | None = None,
     ) -> None:
         self.config = config
+        self._close_windows = (
+            config.gate.close_windows == "at-end" if close_windows is None else close_windows
+        )
+        self._on_windows_closed = on_windows_closed
         self._handle_signals = handle_signals
         self.check_set = config.check_set()
         self.profiles = config.profile_objects()
@@ -382,7 +393,9 @@ class GateJob:
         if self._on_started is not None:
             self._on_started(server.url if server is not None else None)
         try:
-            self._wait(query, timeout, metrics)
+            drained = self._wait(query, timeout, metrics)
+            if drained and self._close_windows:
+                self._close(gate, session)
         finally:
             self._follow(metrics)
             if bridge is not None:
@@ -442,7 +455,9 @@ class GateJob:
                 metrics.record_batch(outcome)
             self._record(outcome)
 
-    def _wait(self, query: StreamingQuery, timeout: float | None, metrics: GateMetrics | None = None) -> None:
+    def _wait(self, query: StreamingQuery, timeout: float | None, metrics: GateMetrics | None = None) -> bool:
+        """Wait for the query; True when it ended by itself without an error (an available-now run drained
+        its input), False when it failed or was stopped (a signal, the stop event, the timeout)."""
         from pyspark.errors import StreamingQueryException
 
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -450,17 +465,32 @@ class GateJob:
             while query.isActive:
                 if self._stop.is_set() or (deadline is not None and time.monotonic() >= deadline):
                     query.stop()
-                    break
+                    return False
                 query.awaitTermination(1)
                 self._follow(metrics)
         except StreamingQueryException as exc:
             self.totals.failed, self.totals.error = True, _first_line(exc)
-            return
+            return False
         except KeyboardInterrupt:
             query.stop()
+            return False
         error = query.exception()
         if error is not None:
             self.totals.failed, self.totals.error = True, _first_line(error)
+            return False
+        return self.totals.interrupted is None and self.config.source.trigger.available_now
+
+    def _close(self, gate: QualityGate, session: SparkSession) -> None:
+        """The end of the input: judge the windows still open, once (a failure fails the run)."""
+        try:
+            update = gate.close_windows(session)
+        except Exception as exc:
+            self.totals.failed, self.totals.error = True, f"closing the open windows: {_first_line(exc)}"
+            return
+        closed = update.closed if update is not None else ()
+        self.totals.windows_closed = len(closed)
+        if self._on_windows_closed is not None:
+            self._on_windows_closed(closed)
 
 
 def _is_remote() -> bool:

@@ -22,6 +22,8 @@ from rich.markup import escape
 from streaming_dq.exceptions import ConfigError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from streaming_dq.config.gate_config import GateConfig
     from streaming_dq.core.outcome import BatchOutcome, WindowOutcome
     from streaming_dq.job import JobTotals
@@ -250,12 +252,12 @@ def anomaly_text(w: WindowOutcome) -> str:
     return f"  expected {w.expected_value:,.6g} in [{low}, {high}]{score} over {w.history} windows"
 
 
-def _window_lines(outcome: BatchOutcome, timezone: str) -> list[str]:
-    """One line per event-time window whose verdict became final in this batch, in the gate's time zone."""
+def _window_lines(windows: Sequence[WindowOutcome], timezone: str) -> list[str]:
+    """One line per event-time window whose verdict became final (in a batch), in the gate's time zone."""
     from zoneinfo import ZoneInfo
 
     tz, lines = ZoneInfo(timezone), []
-    for w in outcome.windows:
+    for w in windows:
         if w.status not in ("passed", "failed") and not (w.status == "skipped" and w.reason):
             continue  # an open window's running value is not a verdict yet
         start, end = w.window_start.astimezone(tz), w.window_end.astimezone(tz)
@@ -320,12 +322,21 @@ def run(
     timeout: Annotated[
         float | None, typer.Option("--timeout", min=0, help="Stop the stream after this many seconds.")
     ] = None,
+    close_windows: Annotated[
+        bool | None,
+        typer.Option(
+            "--close-windows/--keep-windows-open",
+            help="When an available-now run has drained its input, judge the event-time windows still open "
+            "(default: gate.close-windows).",
+        ),
+    ] = None,
 ) -> None:
     """Run a gate job: source stream, gate, Delta targets, /metrics when configured.
 
     Prints one line per micro-batch. An available-now job ends when the source is drained; a processing-time
-    job runs until Ctrl-C / SIGTERM (or --timeout). Exit 0, 1 if the stream failed, 2 on a config error or a
-    taken metrics port.
+    job runs until Ctrl-C / SIGTERM (or --timeout). With --close-windows a drained run ends by judging the
+    windows still open (a backfill's last day), once. Exit 0, 1 if the stream failed, 2 on a config error or
+    a taken metrics port.
     """
     from streaming_dq.config.gate_config import Trigger
     from streaming_dq.config.loader import load_gate_config
@@ -342,17 +353,24 @@ def run(
     tz = loaded.gate.timezone
 
     def print_batch(outcome: BatchOutcome) -> None:
-        for line in (_batch_line(outcome), *_window_lines(outcome, tz)):
+        for line in (_batch_line(outcome), *_window_lines(outcome.windows, tz)):
             out.print(line)
         if outcome.maintenance is not None:
             for table in outcome.maintenance.tables:
                 out.print(escape(f"  maintenance {table.line()}"), style="red" if table.error else "dim")
+
+    def print_closed(windows: Sequence[WindowOutcome]) -> None:
+        out.print(f"end of input: {len(windows)} window verdict(s) for the windows still open")
+        for line in _window_lines(windows, tz):
+            out.print(line)
 
     job = GateJob(
         loaded,
         on_batch=print_batch,
         on_started=lambda url: out.print(escape(_start_line(loaded, url))),
         handle_signals=True,
+        close_windows=close_windows,
+        on_windows_closed=print_closed,
     )
     try:
         job.check_paths()  # before saying that Spark starts

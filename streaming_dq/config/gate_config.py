@@ -296,6 +296,11 @@ class GateSection(_Section):
         description="With late-data 'reopen': how long after the watermark passed a window's end its late rows "
         "still reopen it; older windows leave memory and their late rows are counted, e.g. '30 days'.",
     )
+    close_windows: Literal["never", "at-end"] = Field(
+        default="never",
+        description="'at-end': when an available-now run has drained its input, judge the event-time windows "
+        "still open (a finite input's last window otherwise stays provisional); 'never' waits for later data.",
+    )
 
     @field_validator("timezone")
     @classmethod

@@ -132,6 +132,10 @@ class GateMetrics:
         if outcome.maintenance is not None:
             self.record_maintenance(outcome.maintenance)
 
+    def record_windows(self, windows: Iterable[WindowOutcome]) -> None:
+        """Export window verdicts given outside a batch (``QualityGate.close_windows`` at the end of input)."""
+        self._record_windows(windows)
+
     def record_maintenance(self, report: MaintenanceReport) -> None:
         """Export a maintenance run: files per table, when it ran, how long it took, failed tables."""
         i, gate = self._i, self.gate

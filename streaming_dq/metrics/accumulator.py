@@ -463,6 +463,32 @@ class WindowAccumulator:
             self.max_event_time, self.watermark,
         )  # fmt: skip
 
+    def close_open_windows(self, batch_id: int) -> WindowUpdate:
+        """Judge every open window that holds rows, now, once: the input has ended.
+
+        Per check, the windows from its first open one to its last one that holds rows are judged as a
+        passing watermark would judge them (empty ones between included) and the check's first open window
+        moves past them; windows after the last row are not invented. The watermark itself does not move: a
+        restart rebuilds the same state from the final verdicts, and rows of a closed window that arrive
+        later are late (counted, or reopening it under ``reopen``), as after any close.
+
+        Args:
+            batch_id: The last batch of the input (the results and metrics rows carry it).
+        """
+        closed: list[WindowOutcome] = []
+        for cid, start in list(self.next_start.items()):
+            held = [s for c, s in self.windows if c == cid and s >= start]
+            if not held:
+                continue
+            stop = self.window_end(cid, max(held))
+            closed += [
+                self._judge(cid, window, final=True) for window in self._windows_between(cid, start, stop)
+            ]
+            self.next_start[cid] = stop
+        closed.sort(key=lambda w: (w.window_start, w.check_id))
+        self._prune()
+        return WindowUpdate(batch_id, tuple(closed), (), (), 0, 0, self.max_event_time, self.watermark)
+
     def _open_first_windows(self, window_states: Mapping[WindowKey, Mapping[str, Any]]) -> None:
         """A check's first window is the earliest one of the first batch that has rows for it."""
         for cid, start in window_states:

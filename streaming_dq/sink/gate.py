@@ -29,7 +29,7 @@ from pyspark.sql.types import StructType
 
 from streaming_dq.checks.sql import check_filters
 from streaming_dq.core.column_types import column_type_problems, is_kind
-from streaming_dq.core.outcome import BatchOutcome
+from streaming_dq.core.outcome import BatchOutcome, WindowOutcome
 from streaming_dq.core.severity import Severity, normalize_severity
 from streaming_dq.engine.plan import ValidationPlan
 from streaming_dq.exceptions import (
@@ -61,7 +61,7 @@ from streaming_dq.sink.drift import (
     detect_drift,
     drift_action,
 )
-from streaming_dq.sink.records import BatchContext, RoutedBatch, check_outcomes
+from streaming_dq.sink.records import BatchContext, RoutedBatch, check_outcomes, window_results
 from streaming_dq.sink.references import ReferenceResolver, ReferenceSpec
 from streaming_dq.sink.routing import (
     ROUTINGS,
@@ -98,12 +98,18 @@ AggregateFailurePolicy = Literal["quarantine-batch", "stop"]
 QUERY_ID_PROPERTY = "sql.streaming.queryId"
 
 
+#: The app id suffix of the commits that close the windows left open at the end of the input.
+END_OF_INPUT = "/end-of-input"
+
+
 class OutcomeRecorder(Protocol):
     """What the gate needs from a metrics sink (e.g. the exporter's ``GateMetrics``)."""
 
     def record_batch(self, outcome: BatchOutcome) -> None: ...
 
     def record_failure(self, batch_id: int, error: BaseException) -> None: ...
+
+    def record_windows(self, windows: Sequence[WindowOutcome]) -> None: ...
 
 
 class QualityGate:
@@ -293,6 +299,68 @@ class QualityGate:
             if "results" in self.targets:
                 self._unreported_maintenance = report
         self._publish(outcome)
+
+    def close_windows(self, spark: SparkSession) -> WindowUpdate | None:
+        """Judge the event-time windows still open, now: the input has ended (a backfill, an ``available-now``
+        run). Only a later event time closes a window, so the last window of a finite input would otherwise
+        stay ``provisional`` for ever.
+
+        Call it after the query has stopped (``streaming-dq run --close-windows`` does, or ``gate:
+        close-windows: at-end``). Every check's open windows up to its last one that holds rows are judged
+        once; their verdicts go to the results table and the metrics table (last) with the app transaction
+        ``(<app id>/end-of-input, last batch id)``, so a rerun after the same last batch, or after a crash
+        half-way, writes each verdict once; after later batches a new call closes the windows those opened.
+        Rows of a closed window that arrive later are late (``late-data``), as after any close.
+
+        Returns:
+            The update whose ``closed`` verdicts were committed; None without window-scoped checks, before
+            the query's first batch, or when this end of input was already closed.
+
+        Raises:
+            TargetWriteError: A write failed (nothing is reported; call it again).
+
+        Example:
+            >>> query = gate.start(stream, checkpoint_location=cp, trigger={"availableNow": True})  # doctest: +SKIP
+            >>> query.awaitTermination(); gate.close_windows(spark)  # doctest: +SKIP
+        """
+        if self.tracker is None or not self.tracker.window_checks or self.metrics_target is None:
+            return None
+        writer = self.writer_for(spark)
+        app_id = self.app_id(spark)
+        with writing(self.metrics_target, None):
+            last = writer.committed_version(self.metrics_target, app_id)
+            txn = AppTransaction(f"{app_id}{END_OF_INPUT}", last if last is not None else 0)
+            if last is None or self.tracker.is_committed(txn.app_id, txn.version):
+                return None
+        ctx = BatchContext(self.name, txn.version, txn.app_id, datetime.now(UTC))
+        try:
+            update = self.tracker.close_open_windows(txn.version)
+            assert update is not None
+            results = self.targets.get("results")
+            if results is not None and update.closed:
+                with writing(results, txn.version):
+                    if not writer.is_committed(results, txn):
+                        writer.append(results, window_results(ctx, update.closed), txn, merge_schema=True)
+            with writing(self.metrics_target, txn.version):
+                self.tracker.commit(
+                    app_id=txn.app_id,
+                    batch_id=txn.version,
+                    decision=None,
+                    check_types={c.check_id: c.check_type for c in self.check_set},
+                    update=update,
+                )
+        except Exception:
+            self.tracker.invalidate()  # it judged windows that were not committed
+            raise
+        logger.info(
+            "gate %r: end of input after batch %d: %d window verdict(s)",
+            self.name,
+            txn.version,
+            len(update.closed),
+        )
+        if self.metrics is not None:
+            self.metrics.record_windows(update.closed)
+        return update
 
     def tables(self) -> dict[str, DeltaTarget]:
         """Every table the gate writes, by role (``pass``, ``quarantine``, ``results``, ``metrics``)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
@@ -173,28 +174,7 @@ class RoutedBatch:
         }
 
     def _window_row(self, ctx: BatchContext, w: WindowOutcome) -> dict[str, Any]:
-        return {
-            "gate": ctx.gate,
-            "batch_id": ctx.batch_id,
-            "app_id": ctx.app_id,
-            "check_id": w.check_id,
-            "check_type": w.check_type,
-            "kind": "window",
-            "severity": w.severity,
-            "status": w.status,
-            "raw_value": w.raw_value,
-            "multiplier": w.multiplier,
-            "adjusted_value": w.adjusted_value,
-            "profiles": list(w.profiles),
-            "regime": list(w.profiles),
-            "event_time_min": self.event_time.min,
-            "event_time_max": self.event_time.max,
-            "validation_ts": ctx.validation_ts,
-            "window": w.window,
-            "window_start": w.window_start,
-            "window_end": w.window_end,
-            **anomaly_fields(w),
-        }
+        return window_row(ctx, w, self.event_time)
 
     def outcome(
         self, ctx: BatchContext, status: BatchStatus, started: float, update: WindowUpdate | None = None
@@ -219,6 +199,39 @@ class RoutedBatch:
             windows=update.outcomes if update is not None else (),
             rows_late=update.late_rows if update is not None else 0,
         )
+
+
+def window_row(ctx: BatchContext, w: WindowOutcome, event_time: EventTimeStats) -> dict[str, Any]:
+    """The results table's row of one window verdict (``kind = "window"``)."""
+    return {
+        "gate": ctx.gate,
+        "batch_id": ctx.batch_id,
+        "app_id": ctx.app_id,
+        "check_id": w.check_id,
+        "check_type": w.check_type,
+        "kind": "window",
+        "severity": w.severity,
+        "status": w.status,
+        "raw_value": w.raw_value,
+        "multiplier": w.multiplier,
+        "adjusted_value": w.adjusted_value,
+        "profiles": list(w.profiles),
+        "regime": list(w.profiles),
+        "event_time_min": event_time.min,
+        "event_time_max": event_time.max,
+        "validation_ts": ctx.validation_ts,
+        "window": w.window,
+        "window_start": w.window_start,
+        "window_end": w.window_end,
+        **anomaly_fields(w),
+    }
+
+
+def window_results(ctx: BatchContext, windows: Sequence[WindowOutcome]) -> pa.Table:
+    """The results table's rows of window verdicts given outside a batch (the end of the input)."""
+    return pa.Table.from_pylist(
+        [window_row(ctx, w, EventTimeStats()) for w in windows], schema=RESULTS_SCHEMA
+    )
 
 
 def quarantine_rows(

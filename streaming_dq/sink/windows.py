@@ -112,6 +112,13 @@ class MetricsTracker:
         self._refresh()
         return self.accumulator.update(batch_id, window_states, max_event_time)
 
+    def close_open_windows(self, batch_id: int) -> WindowUpdate | None:
+        """Judge every open window that holds rows (the input has ended); None without window checks."""
+        if not self.window_checks:
+            return None
+        self._refresh()
+        return self.accumulator.close_open_windows(batch_id)
+
     def commit(
         self,
         *,

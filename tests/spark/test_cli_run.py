@@ -210,3 +210,50 @@ def test_a_processing_time_job_runs_until_stopped_in_an_existing_session(
     assert [o.batch_id for o in seen] == [0]
     assert job.query is not None and not job.query.isActive
     assert spark.sparkContext._jsc is not None  # type: ignore[attr-defined]  # the session was not stopped
+
+
+def test_run_close_windows_judges_the_last_day_once_at_the_end_of_the_input(
+    spark: object, tmp_path: Path
+) -> None:
+    """``run --close-windows`` (or ``gate.close-windows: at-end``) ends a drained run by judging the windows
+    still open (#27): the last generated day gets its final verdicts, printed and in the results table, and a
+    second run with nothing new gives none again."""
+    from typer.testing import CliRunner
+
+    from streaming_dq.cli.main import app
+    from streaming_dq.tables import read_table
+
+    config, _ = make_orders_job(tmp_path, batches=2, rows=40)
+    results = tmp_path / "data" / "tables" / "orders_results"
+
+    def finals() -> list[tuple[str, object, str]]:
+        rows = read_table(str(results)).to_pylist()
+        return [
+            (r["check_id"], r["window_start"], r["status"])
+            for r in rows
+            if r["kind"] == "window" and r["status"] != "provisional"
+        ]
+
+    kept_open = CliRunner().invoke(app, ["run", str(config)])
+    assert kept_open.exit_code == 0, kept_open.stdout + kept_open.stderr[-3000:]
+    assert "end of input" not in kept_open.stdout
+    before = finals()
+    rows = read_table(str(results)).to_pylist()
+    last_day = max(r["window_start"] for r in rows if r["kind"] == "window")
+    assert not [f for f in before if f[1] == last_day]  # the last day is provisional
+
+    config.write_text(
+        config.read_text(encoding="utf-8").replace(
+            "late-data: count", "late-data: count\n  close-windows: at-end"
+        )
+    )
+    closed = CliRunner().invoke(app, ["run", str(config)])
+    assert closed.exit_code == 0, closed.stdout + closed.stderr[-3000:]
+    assert "end of input: 2 window verdict(s) for the windows still open" in closed.stdout
+    after = finals()
+    assert sorted(f[0] for f in after if f[1] == last_day) == ["daily-basket", "daily-volume"]
+    assert len(after) == len(set(after)) == len(before) + 2
+
+    again = CliRunner().invoke(app, ["run", str(config), "--close-windows"])
+    assert again.exit_code == 0 and "end of input: 0 window verdict(s)" in again.stdout
+    assert finals() == after

@@ -48,12 +48,16 @@ class Recorder:
     def __init__(self) -> None:
         self.batches: list[BatchOutcome] = []
         self.failures: list[tuple[int, BaseException]] = []
+        self.windows: list[Any] = []
 
     def record_batch(self, outcome: BatchOutcome) -> None:
         self.batches.append(outcome)
 
     def record_failure(self, batch_id: int, error: BaseException) -> None:
         self.failures.append((batch_id, error))
+
+    def record_windows(self, windows: Any) -> None:
+        self.windows.extend(windows)
 
     def total(self, field: str) -> int:
         return sum(getattr(o, field) for o in self.batches if o.status == "committed")

@@ -53,7 +53,7 @@ def orders(start: int, n: int, day: int, *, amount_base: float = 10.0) -> list[d
 
 def window_results(path) -> dict:  # type: ignore[no-untyped-def,type-arg]
     """The last reported verdict per (check, window start): final results overwrite provisional ones."""
-    rows = table(path).sort_by([("batch_id", "ascending")]).to_pylist()
+    rows = table(path).sort_by([("batch_id", "ascending"), ("validation_ts", "ascending")]).to_pylist()
     out = {}
     for r in rows:
         if r["kind"] == "window":
@@ -168,3 +168,59 @@ def test_the_late_data_settings_reach_the_gates_window_accumulator(spark, tmp_pa
     assert (acc.late_data, acc.reopen_horizon, acc.allowed_lateness) == (
         "reopen", timedelta(days=30), timedelta(hours=1)
     )  # fmt: skip
+
+
+def test_the_end_of_input_judges_the_open_windows_once_and_a_restart_keeps_them_closed(
+    spark, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """A finite input's last window is judged only when the input ends (#27): ``close_windows`` after an
+    available-now run gives each open window one final verdict, in the results and the metrics table; a second
+    call, or a new gate on the same checkpoint, gives none again; later rows of a closed day are late, and the
+    windows they open are closed by the next end of input."""
+    landing = tmp_path / "landing"
+    land(landing, "f0", orders(0, 60, 18))
+    land(landing, "f1", orders(100, 20, 19))  # Dec 19 ends the input: only a later event time would close it
+    kw = dict(event_time="ts", metrics_table=str(tmp_path / "metrics"))
+    gate = make_gate(tmp_path, CheckSet.from_dicts(CHECKS), **kw)
+    run(gate, stream(spark, landing, maxFilesPerTrigger="1"), tmp_path / "chk")
+    assert window_results(tmp_path / "results")[("daily-volume", date(2025, 12, 19))][0] == "provisional"
+
+    update = gate.close_windows(spark)
+    assert update is not None
+    assert sorted((w.check_id, w.window_start.date(), w.status) for w in update.closed) == [
+        ("daily-basket", date(2025, 12, 19), "passed"),
+        ("daily-volume", date(2025, 12, 19), "failed"),  # 20 < 50
+    ]
+    got = window_results(tmp_path / "results")
+    assert got[("daily-volume", date(2025, 12, 19))] == ("failed", 20.0, 20.0)
+    assert sorted((w.check_id, w.status) for w in gate.metrics.windows) == [  # type: ignore[union-attr]
+        ("daily-basket", "passed"),
+        ("daily-volume", "failed"),
+    ]
+    assert gate.close_windows(spark) is None  # this end of input is closed: nothing twice
+
+    # A restart on the same checkpoint: the closed day stays closed, its later rows are late, and Dec 20 is
+    # judged at the next end of input, once.
+    land(landing, "f2", orders(200, 5, 19))
+    land(landing, "f3", orders(300, 70, 20))
+    gate2 = make_gate(tmp_path, CheckSet.from_dicts(CHECKS), **kw)
+    assert gate2.close_windows(spark) is None  # nothing new since the last end of input
+    run(gate2, stream(spark, landing, maxFilesPerTrigger="1"), tmp_path / "chk")
+    assert sum(o.rows_late for o in gate2.metrics.batches) == 5  # type: ignore[union-attr]
+    closed = gate2.close_windows(spark)
+    assert closed is not None
+    assert [(w.check_id, w.window_start.date(), w.status) for w in closed.closed] == [
+        ("daily-basket", date(2025, 12, 20), "passed"),
+        ("daily-volume", date(2025, 12, 20), "passed"),
+    ]
+    finals = [
+        (r["check_id"], r["window_start"])
+        for r in table(tmp_path / "results").to_pylist()
+        if r["kind"] == "window" and r["status"] != "provisional"
+    ]
+    assert len(finals) == len(set(finals)) == 6  # Dec 18, 19, 20 for two checks: each judged exactly once
+    assert window_results(tmp_path / "results")[("daily-volume", date(2025, 12, 19))] == (
+        "failed",
+        20.0,
+        20.0,
+    )
