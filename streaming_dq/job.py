@@ -96,10 +96,22 @@ def build_spark_session(
         joined = [v for v in (delta_conf.get(key), spark.conf.get(key)) if v]
         if joined:
             conf[key] = ",".join(joined)
+    if conf.get("spark.jars.packages"):  # Maven Central only, unless spark.conf says otherwise
+        from streaming_dq.jvm import ivy_settings
+
+        conf.setdefault("spark.jars.ivySettings", str(ivy_settings()))
     builder = SparkSession.builder.master(spark.master).appName(spark.app_name or app_name)
     for key, value in conf.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    try:
+        session = builder.getOrCreate()
+    except Exception as exc:
+        packages = conf.get("spark.jars.packages")
+        if packages and "JAVA_GATEWAY_EXITED" in str(exc):  # spark-submit's resolution failed: say what
+            from streaming_dq.jvm import resolution_error
+
+            raise resolution_error(packages.split(","), conf.get("spark.jars.ivySettings")) from exc
+        raise
     session.sparkContext.setLogLevel(spark.log_level)
     return session, True
 

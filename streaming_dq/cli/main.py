@@ -340,7 +340,12 @@ def run(
     """
     from streaming_dq.config.gate_config import Trigger
     from streaming_dq.config.loader import load_gate_config
-    from streaming_dq.exceptions import CheckEvaluationError, ExporterError, MissingReferenceDatasetError
+    from streaming_dq.exceptions import (
+        CheckEvaluationError,
+        ExporterError,
+        JarFetchError,
+        MissingReferenceDatasetError,
+    )
     from streaming_dq.job import GateJob
 
     out, err = _console(), _console(stderr=True)
@@ -386,8 +391,8 @@ def run(
         totals = job.run(timeout=timeout)
     except ConfigError as exc:
         raise _fail_config(_problems(exc), as_json=False) from None
-    except (ExporterError, CheckEvaluationError, MissingReferenceDatasetError) as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}")
+    except (ExporterError, CheckEvaluationError, MissingReferenceDatasetError, JarFetchError) as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from None
     except KeyboardInterrupt:
         err.print(
