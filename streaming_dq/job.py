@@ -346,6 +346,7 @@ class GateJob:
 
     def _build_gate(self, metrics: GateMetrics | None) -> QualityGate:
         from streaming_dq.sink import QualityGate, ReferenceSpec
+        from streaming_dq.sources import source_decoder
 
         c = self.config
         references = {
@@ -375,6 +376,7 @@ class GateJob:
             late_data=c.gate.late_data,
             reopen_horizon=c.gate.horizon,
             maintenance=c.maintenance.policy() if c.maintenance is not None else None,
+            source_decoder=source_decoder(c.source),
         )
 
     def _run_query(

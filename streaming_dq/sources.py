@@ -2,15 +2,17 @@
 
 A json or csv source in ``PERMISSIVE`` mode (Spark's default) gets the malformed column appended to its
 schema, so a malformed line reaches the gate (and its quarantine) with its raw text instead of becoming a row
-of NULLs. A CSV line with more fields than the schema is malformed to Spark, so nothing is dropped there.
+of NULLs. A CSV line (without a header) with more fields than the schema is malformed, so nothing is dropped.
 
 A JSON line can also carry keys the schema does not declare; Spark's JSON reader drops them without a word.
-Unless ``source.unknown-fields`` is ``ignore``, a line-delimited json source is read as text and parsed with
-``from_json`` (the parser ``spark.read.json`` uses, with the same options), and the keys it does not declare
-are kept, with their values, as a JSON object in ``source.unknown-fields-column`` (NULL when there are none).
-A built-in row check, ``unknown-fields``, fails on such rows: at ``warning`` severity for ``warn`` (the row
-passes, is counted as warned, and the pass table keeps the column), at the first fail level for
-``quarantine``. Everything runs on the executors.
+A line-delimited json source with a schema is read as text and parsed with ``from_json`` (the parser
+``spark.read.json`` uses, with the same options): a line with text after its object is malformed as a whole,
+and unless ``source.unknown-fields`` is ``ignore`` the keys it does not declare are kept, with their values,
+as a JSON object in ``source.unknown-fields-column`` (NULL when there are none). A built-in row check,
+``unknown-fields``, fails on such rows: at ``warning`` severity for ``warn`` (the row passes, is counted as
+warned, and the pass table keeps the column), at the first fail level for ``quarantine``. A csv source with
+``header: true`` is read by each file's header (:class:`CsvHeaderDecoder`): its undeclared columns are kept
+the same way. Everything runs on the executors.
 
 Example:
     >>> df = read_source(spark, config.source, stream=True)  # doctest: +SKIP
@@ -18,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column, DataFrame
@@ -27,6 +30,8 @@ from streaming_dq.checks.null import NotNullCheck
 from streaming_dq.checks.wording import violations_sentence
 from streaming_dq.core.severity import Severity
 
+logger = logging.getLogger("streaming_dq.source")
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -34,9 +39,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "UNKNOWN_FIELDS_CHECK_ID",
+    "CsvHeaderDecoder",
     "UnknownFieldsCheck",
     "detects_unknown_fields",
     "read_source",
+    "reads_csv_by_header",
+    "source_decoder",
     "unknown_fields_check",
     "unknown_fields_detection",
 ]
@@ -74,9 +82,19 @@ def unknown_fields_detection(source: SourceSection) -> str | None:
     if source.format == "kafka":
         assert source.value is not None
         return None if source.value.format == "json" else f"a {source.value.format} payload is not json"
+    if source.format == "csv":
+        if source.schema_ is None:
+            return "the source has no schema"
+        if not _has_header(source):
+            return (
+                "a csv source without header: true has no column names (a line with more fields is malformed)"
+            )
+        if _multiline(source):
+            return "a multiLine csv source is not read line by line"
+        if not _permissive(source):
+            return f"mode {source.options.get('mode')} is not PERMISSIVE"
+        return None
     if source.format != "json":
-        if source.format == "csv":
-            return None  # extra CSV fields make the line malformed: nothing to detect
         return f"a {source.format} source brings its own schema"
     if source.schema_ is None:
         return "the source has no schema"
@@ -90,9 +108,25 @@ def unknown_fields_detection(source: SourceSection) -> str | None:
 def detects_unknown_fields(source: SourceSection) -> bool:
     """True when ``source`` is read with the unknown-fields column."""
     return (
-        (source.format == "json" or (source.format == "kafka" and _json_value(source)))
+        (source.format in ("json", "csv") or (source.format == "kafka" and _json_value(source)))
         and source.unknown_fields != "ignore"
         and unknown_fields_detection(source) is None
+    )
+
+
+def _has_header(source: SourceSection) -> bool:
+    return str(source.options.get("header", "false")).lower() == "true"
+
+
+def reads_csv_by_header(source: SourceSection) -> bool:
+    """True when a csv file source is read line by line and mapped to the schema by each file's header
+    (:class:`CsvHeaderDecoder`): a declared schema, ``header: true``, PERMISSIVE, not multiLine."""
+    return (
+        source.format == "csv"
+        and source.schema_ is not None
+        and _has_header(source)
+        and _permissive(source)
+        and not _multiline(source)
     )
 
 
@@ -227,6 +261,10 @@ def read_source(
         schema = StructType.fromDDL(source.schema_ or "")
         lines = reader.format("text").options(**_options(source)).load(where)
         return _parsed_json(lines, source, schema)
+    if reads_csv_by_header(source):
+        text = reader.format("text").options(**_text_options(source)).load(where)
+        lines = text.select("value", *_line_coordinates())
+        return lines if stream else CsvHeaderDecoder(source)(lines)
     reader = reader.format(source.format).options(**source.options)
     if source.schema_ is not None and source.format in ("json", "csv") and _permissive(source):
         reader = reader.option("columnNameOfCorruptRecord", source.malformed_column)
@@ -242,3 +280,185 @@ def unknown_fields_check(source: SourceSection, fail_levels: list[Severity]) -> 
         return None
     severity = fail_levels[0] if source.unknown_fields == "quarantine" else Severity.WARNING
     return UnknownFieldsCheck(source.unknown_fields_column, severity)
+
+
+# -- csv files mapped by their header ------------------------------------------------------------------------
+
+
+def _line_coordinates() -> list[Column]:
+    """Where each line of a csv source read by header came from: its file, and the start of its file split."""
+    return [
+        F.col("_metadata.file_path").alias("_dq_file"),
+        F.col("_metadata.file_block_start").alias("_dq_block"),
+    ]
+
+
+def _text_options(source: SourceSection) -> dict[str, str]:
+    """The options of the text reader for a csv source's lines (only the line separator carries over)."""
+    return {k: str(v) for k, v in source.options.items() if k.lower() == "linesep"}
+
+
+def source_decoder(source: SourceSection) -> CsvHeaderDecoder | None:
+    """What turns each micro-batch of ``source``'s raw lines into its rows (None: the stream has its rows)."""
+    return CsvHeaderDecoder(source) if reads_csv_by_header(source) else None
+
+
+class CsvHeaderDecoder:
+    """Rows of a csv source, each file's columns read by the names of its own header.
+
+    Spark's CSV reader maps columns by position and only warns when a header differs, so a producer that adds
+    a column made every line of its files malformed (too many fields), and one that reorders columns would
+    shift values into the wrong columns. Here the source is read as text lines with their file (a stream),
+    and for each micro-batch :meth:`__call__`:
+
+    1. finds each file's header: the first line of the file's first split (one small Spark job per batch:
+       a ``min_by`` per file, so no line goes to the driver);
+    2. parses every line with ``from_csv`` and a schema per distinct header (a declared column at its
+       header position with its declared type; an undeclared one as a string), on the executors;
+    3. gives the declared columns by name (NULL where a header lacks one), the malformed column (the raw line
+       of one the parser refused, e.g. a value of the wrong type or a field too many), and the undeclared
+       columns with their values as a JSON object in the unknown-fields column (``unknown-fields`` decides
+       what happens to the row, as for JSON; ``ignore`` drops them);
+    4. drops the header lines and blank lines, as Spark's reader does.
+
+    A header that differs from the schema (other names, missing or extra columns, another order) is logged
+    once per layout, naming the file, the columns and what happens to them.
+    """
+
+    def __init__(self, source: SourceSection) -> None:
+        self.source = source
+        self.malformed = source.malformed_column
+        self.unknown = source.unknown_fields_column if detects_unknown_fields(source) else None
+        self.options = {
+            k: str(v)
+            for k, v in source.options.items()
+            if k.lower() not in ("header", "mode", "columnnameofcorruptrecord", "multiline", "enforceschema")
+        }
+        self._told: set[tuple[str, ...]] = set()
+
+    def declared(self) -> Any:
+        """The declared fields (without the malformed column), as a StructType."""
+        from pyspark.sql.types import StructType
+
+        from streaming_dq.sink.schemas import with_corrupt_record_column
+
+        schema = with_corrupt_record_column(str(self.source.schema_), self.malformed)
+        return StructType([f for f in schema.fields if f.name != self.malformed])
+
+    def schema(self) -> Any:
+        """The rows' schema: the declared fields, the malformed column, and the unknown-fields column."""
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        extra = [self.malformed, *([self.unknown] if self.unknown else [])]
+        return StructType([*self.declared().fields, *(StructField(c, StringType(), True) for c in extra)])
+
+    def headers(self, lines: DataFrame) -> dict[str, str]:
+        """``{file: header line}`` of the files in ``lines`` (one Spark job; a file's header is the first line
+        of its split that starts at byte 0)."""
+        firsts = (
+            lines.withColumn("_dq_line", F.monotonically_increasing_id())
+            .where(F.col("_dq_block") == 0)
+            .groupBy("_dq_file")
+            .agg(F.min_by("value", "_dq_line").alias("header"))
+        )
+        return {row["_dq_file"]: row["header"] for row in firsts.collect()}
+
+    def __call__(self, lines: DataFrame) -> DataFrame:
+        """The rows of a batch of lines (``value``, ``_dq_file``, ``_dq_block``), in :meth:`schema`."""
+        headers = self.headers(lines)
+        by_header: dict[str, list[str]] = {}
+        for path, header in sorted(headers.items()):
+            by_header.setdefault(header, []).append(path)
+        declared = self.declared()
+        file = F.col("_dq_file")
+        row: Column | None = None
+        header_of: Column | None = None
+        for header, files in by_header.items():
+            names = self._names(header)
+            self._tell(names, declared.fieldNames(), files)
+            parsed = self._row(names, declared)
+            row = F.when(file.isin(files), parsed) if row is None else row.when(file.isin(files), parsed)
+            text = F.lit(header)
+            header_of = (
+                F.when(file.isin(files), text)
+                if header_of is None
+                else header_of.when(file.isin(files), text)
+            )
+        positional = self._row(declared.fieldNames(), declared)  # a line of no known file: the schema's order
+        row = positional if row is None else row.otherwise(positional)
+        value = F.col("value")
+        keep = ~is_blank(value)
+        if header_of is not None:
+            keep = keep & (header_of.isNull() | (value != header_of))
+        out = lines.where(keep).select(row.alias("_dq_row"))
+        return out.select(*[F.col(f"_dq_row.`{name}`").alias(name) for name in self.schema().fieldNames()])
+
+    def _names(self, header: str) -> list[str]:
+        import csv
+
+        sep = str(self.options.get("sep", self.options.get("delimiter", ",")))
+        quote = str(self.options.get("quote", '"')) or '"'
+        fields = next(
+            csv.reader([header.lstrip("\ufeff")], delimiter=sep[:1] or ",", quotechar=quote[:1]), []
+        )
+        return [f.strip() for f in fields]
+
+    def _row(self, names: list[str], declared: Any) -> Column:
+        """One struct of :meth:`schema` from ``value`` parsed with the columns ``names`` (a header's)."""
+        wanted = {f.name.lower(): f for f in declared.fields}
+        at: dict[str, int] = {}
+        types = []
+        for i, name in enumerate(names):
+            field = wanted.get(name.lower())
+            if field is not None and field.name not in at:
+                at[field.name] = i
+                types.append(f"`_c{i}` {field.dataType.simpleString()}")
+            else:
+                types.append(f"`_c{i}` STRING")
+        ddl = ", ".join([*types, "`_dq_corrupt` STRING"])
+        options = {**self.options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_dq_corrupt"}
+        parsed = F.from_csv(F.col("value"), ddl, options)
+        bad = parsed["_dq_corrupt"].isNotNull()
+        fields = [
+            (F.when(~bad, parsed[f"_c{at[f.name]}"]) if f.name in at else F.lit(None).cast(f.dataType)).alias(
+                f.name
+            )
+            for f in declared.fields
+        ]
+        fields.append(F.when(bad, F.col("value")).alias(self.malformed))
+        if self.unknown is not None:
+            extra = [(i, n) for i, n in enumerate(names) if i not in at.values()]
+            kept = (
+                F.to_json(F.struct(*[parsed[f"_c{i}"].alias(n) for i, n in extra])) if extra else F.lit(None)
+            )
+            fields.append(F.when(~bad, kept).cast("string").alias(self.unknown))
+        return F.struct(*fields)
+
+    def _tell(self, names: list[str], declared: list[str], files: list[str]) -> None:
+        """Log once per header layout how it differs from the schema and what the rows get."""
+        key = tuple(names)
+        if key in self._told or names == declared:
+            return
+        self._told.add(key)
+        lowered = {n.lower() for n in names}
+        extra = [n for n in names if n.lower() not in {d.lower() for d in declared}]
+        missing = [d for d in declared if d.lower() not in lowered]
+        said = []
+        if extra:
+            where = (
+                f"kept in {self.unknown} (unknown-fields: {self.source.unknown_fields})"
+                if self.unknown
+                else "dropped (unknown-fields: ignore)"
+            )
+            said.append(f"column(s) not in source.schema: {', '.join(extra)}, {where}")
+        if missing:
+            said.append(f"no column(s) {', '.join(missing)} of source.schema: NULL in its rows")
+        common = [n for n in names if n.lower() in {d.lower() for d in declared}]
+        if [n.lower() for n in common] != [d.lower() for d in declared if d.lower() in lowered]:
+            said.append("the declared columns in another order: read by name")
+        logger.warning(
+            "csv header of %s%s differs from source.schema: %s",
+            files[0],
+            f" (and {len(files) - 1} more file(s))" if len(files) > 1 else "",
+            "; ".join(said or ["other letter case: read by name"]),
+        )

@@ -102,6 +102,14 @@ QUERY_ID_PROPERTY = "sql.streaming.queryId"
 END_OF_INPUT = "/end-of-input"
 
 
+class SourceDecoder(Protocol):
+    """Turns a micro-batch of a source's raw records into its rows (see ``QualityGate(source_decoder=...)``)."""
+
+    def __call__(self, batch: DataFrame, /) -> DataFrame: ...
+
+    def schema(self) -> StructType: ...
+
+
 class OutcomeRecorder(Protocol):
     """What the gate needs from a metrics sink (e.g. the exporter's ``GateMetrics``)."""
 
@@ -153,6 +161,10 @@ class QualityGate:
         maintenance: Compaction, log checkpoints, vacuum and the metrics roll-up, run between batches when
             due (:class:`~streaming_dq.maintenance.MaintenancePolicy`); None: never by the gate.
 
+        source_decoder: Turns each micro-batch of the stream into its rows before anything else (a csv
+            source read by its files' headers: :class:`~streaming_dq.sources.CsvHeaderDecoder`); ``start``
+            checks the checks against its ``schema()`` instead of the stream's.
+
     Raises:
         ConfigError: An option has an unknown value.
 
@@ -197,6 +209,7 @@ class QualityGate:
         reopen_horizon: timedelta = DEFAULT_REOPEN_HORIZON,
         checkpoint_location: str | None = None,
         maintenance: MaintenancePolicy | None = None,
+        source_decoder: SourceDecoder | None = None,
     ) -> None:
         if not name or not isinstance(name, str):
             raise ConfigError("the gate needs a non-empty name", field_path="gate.name")
@@ -260,6 +273,7 @@ class QualityGate:
             )
             self.metrics_target = target
         self.maintenance = maintenance
+        self.source_decoder = source_decoder
         self._maintainer = (
             Maintainer(maintenance) if maintenance is not None and maintenance.scheduled else None
         )
@@ -412,9 +426,12 @@ class QualityGate:
             CheckEvaluationError: a check's column is missing from the stream or of a type it cannot judge, or
                 its ``filter`` does not evaluate on the stream's columns as a predicate.
         """
-        self.check_schema(stream_df.schema)
-        check_filters(self.check_set, stream_df)
-        self.ensure_tables(stream_df.schema, stream_df.sparkSession)
+        rows = stream_df
+        if self.source_decoder is not None:  # the batches' rows are decoded per batch: check their schema
+            rows = stream_df.sparkSession.createDataFrame([], self.source_decoder.schema())
+        self.check_schema(rows.schema)
+        check_filters(self.check_set, rows)
+        self.ensure_tables(rows.schema, stream_df.sparkSession)
         checkpoint_location = absolute_location(checkpoint_location)
         if checkpoint_location != self.checkpoint_location:
             self.checkpoint_location, self._query_id = checkpoint_location, None
@@ -562,6 +579,8 @@ class QualityGate:
 
     def _process(self, df: DataFrame, batch_id: int, started: float) -> BatchOutcome:
         spark = df.sparkSession
+        if self.source_decoder is not None:
+            df = self.source_decoder(df)
         writer = self.writer_for(spark)
         router = self.router_for(spark)
         if not self._tables_ready:
