@@ -163,13 +163,18 @@ def has_trailing_content(value: Column) -> Column:
     """True when anything but whitespace follows the first JSON value of ``value`` (``{...} text``, two
     objects in one line or message). Spark's JSON parsers stop after the first value without a word.
 
-    Two wrappings tell it, each a streaming token count: in ``[value]`` text after the value is an error
-    unless it closes the array early with ``]``, or starts a second element (a length above 1); in
-    ``{"_": value}`` the early close would be ``}``, which the array wrapping refuses.
+    Exact test: two wrappings, each a streaming token count. In ``[value]`` text after the value is an
+    error unless it closes the array early with ``]`` or starts a second element (a length above 1); in
+    ``{"_": value}`` that early close would be ``}``, which the array wrapping refuses. Each costs a second
+    pass of the JSON parser (~1 us a row: it doubled the parse), so it runs only where trailing text is
+    possible: a line that does not end with ``}``, or with a ``}`` followed by something (nested objects,
+    braces in strings). A flat record, one ``}`` at its end, skips it (~+5% of the parse).
     """
     in_array = F.json_array_length(F.concat(F.lit("["), value, F.lit("]")))
     in_object = F.json_object_keys(F.concat(F.lit('{"_":'), value, F.lit("}")))
-    return in_array.isNull() | (in_array != 1) | in_object.isNull()
+    exact = in_array.isNull() | (in_array != 1) | in_object.isNull()
+    possible = F.regexp_like(value, F.lit(r"\}\s*\S")) | ~F.endswith(F.rtrim(value), F.lit("}"))
+    return F.when(possible, exact).otherwise(F.lit(False))
 
 
 def _parsed_json(lines: DataFrame, source: SourceSection, schema: Any) -> DataFrame:

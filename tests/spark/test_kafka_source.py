@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from streaming_dq.config.gate_config import SourceSection
 from streaming_dq.config.loader import load_gate_config
@@ -290,3 +292,39 @@ def test_the_payments_job_routes_every_message_once_and_resumes_from_its_offsets
         + read_table(str(tables / "payments_quarantine")).num_rows
     )
     assert total == first.messages + more.messages
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-1000, 1000) | st.text('ab{}[],:" \\', max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text("xy}{", max_size=3), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_OBJECTS = st.dictionaries(st.text("kz", max_size=2), _JSON_VALUES, max_size=4)
+_SUFFIXES = st.sampled_from(
+    ["", " ", "\n", "\t\r\n", " x", "}", "]", ",", ", {}", "{}", '\n{"k": 1}', "] }", "}}", "]]"]
+)
+
+
+@settings(max_examples=3, deadline=None)
+@given(st.lists(st.tuples(_OBJECTS, _SUFFIXES), min_size=20, max_size=60))
+def test_trailing_content_agrees_with_python_s_json_decoder(
+    spark: Any, lines: list[tuple[dict, str]]
+) -> None:
+    """has_trailing_content against a plain-Python oracle (``raw_decode`` of the first value, then anything
+    but JSON whitespace): objects with nested values and braces in strings, and every kind of suffix."""
+    from pyspark.sql import functions as F
+
+    from streaming_dq.sources import has_trailing_content
+
+    texts = [json.dumps(obj) + suffix for obj, suffix in lines]
+    expected = []
+    for text in texts:
+        _, end = json.JSONDecoder().raw_decode(text)
+        expected.append(text[end:].strip(" \t\n\r") != "")
+    df = spark.createDataFrame([(i, t) for i, t in enumerate(texts)], "i INT, value STRING")
+    got = [
+        r["t"] for r in df.select("i", has_trailing_content(F.col("value")).alias("t")).orderBy("i").collect()
+    ]
+    assert got == expected, [(t, g) for t, g, e in zip(texts, got, expected, strict=True) if g != e]
