@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import logging
+from functools import reduce
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column, DataFrame
@@ -369,34 +370,68 @@ class CsvHeaderDecoder:
         return {row["_dq_file"]: row["header"] for row in firsts.collect()}
 
     def __call__(self, lines: DataFrame) -> DataFrame:
-        """The rows of a batch of lines (``value``, ``_dq_file``, ``_dq_block``), in :meth:`schema`."""
+        """The rows of a batch of lines (``value``, ``_dq_file``, ``_dq_block``), in :meth:`schema`.
+
+        Two projections: each line parsed once (one ``from_csv`` column per distinct header, set only for the
+        lines of its files), then the rows built from the parsed columns. In one projection the parser ran
+        once per reference to its result (a field, the corrupt flag): 5x Spark's reader instead of ~2x.
+        """
         headers = self.headers(lines)
         by_header: dict[str, list[str]] = {}
         for path, header in sorted(headers.items()):
             by_header.setdefault(header, []).append(path)
         declared = self.declared()
-        file = F.col("_dq_file")
-        row: Column | None = None
+        file, value = F.col("_dq_file"), F.col("value")
+        layouts: list[tuple[Column | None, list[str]]] = []
         header_of: Column | None = None
         for header, files in by_header.items():
             names = self._names(header)
             self._tell(names, declared.fieldNames(), files)
-            parsed = self._row(names, declared)
-            row = F.when(file.isin(files), parsed) if row is None else row.when(file.isin(files), parsed)
+            layouts.append((file.isin(files), names))
             text = F.lit(header)
             header_of = (
                 F.when(file.isin(files), text)
                 if header_of is None
                 else header_of.when(file.isin(files), text)
             )
-        positional = self._row(declared.fieldNames(), declared)  # a line of no known file: the schema's order
-        row = positional if row is None else row.otherwise(positional)
-        value = F.col("value")
+        known = [where for where, _ in layouts if where is not None]
+        # a line of no known file (none, unless a header could not be found) is read in the schema's order
+        layouts.append((~reduce(lambda a, b: a | b, known) if known else None, declared.fieldNames()))
         keep = ~is_blank(value)
         if header_of is not None:
             keep = keep & (header_of.isNull() | (value != header_of))
-        out = lines.where(keep).select(row.alias("_dq_row"))
+        parsed = [
+            (
+                F.from_csv(value, ddl, self._parse_options)
+                if where is None
+                else F.when(where, F.from_csv(value, ddl, self._parse_options))
+            ).alias(f"_dq_p{g}")
+            for g, (where, ddl, _) in enumerate(self._layouts(layouts, declared))
+        ]
+        staged = lines.where(keep).select(value, *parsed)
+        row: Column | None = None
+        for g, (where, names) in enumerate(layouts):
+            built = self._row(F.col(f"_dq_p{g}"), names, declared)
+            if where is None:
+                row = built
+                break
+            row = (
+                F.when(F.col(f"_dq_p{g}").isNotNull(), built)
+                if row is None
+                else row.when(F.col(f"_dq_p{g}").isNotNull(), built)
+            )
+        assert row is not None
+        out = staged.select(row.alias("_dq_row"))
         return out.select(*[F.col(f"_dq_row.`{name}`").alias(name) for name in self.schema().fieldNames()])
+
+    @property
+    def _parse_options(self) -> dict[str, str]:
+        return {**self.options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_dq_corrupt"}
+
+    def _layouts(
+        self, layouts: list[tuple[Column | None, list[str]]], declared: Any
+    ) -> list[tuple[Column | None, str, list[str]]]:
+        return [(where, self._ddl(names, declared), names) for where, names in layouts]
 
     def _names(self, header: str) -> list[str]:
         import csv
@@ -408,21 +443,28 @@ class CsvHeaderDecoder:
         )
         return [f.strip() for f in fields]
 
-    def _row(self, names: list[str], declared: Any) -> Column:
-        """One struct of :meth:`schema` from ``value`` parsed with the columns ``names`` (a header's)."""
-        wanted = {f.name.lower(): f for f in declared.fields}
+    @staticmethod
+    def _positions(names: list[str], declared: Any) -> dict[str, int]:
+        """Where each declared column stands among a header's ``names`` (by name, letter case ignored)."""
+        wanted = {f.name.lower(): f.name for f in declared.fields}
         at: dict[str, int] = {}
-        types = []
         for i, name in enumerate(names):
             field = wanted.get(name.lower())
-            if field is not None and field.name not in at:
-                at[field.name] = i
-                types.append(f"`_c{i}` {field.dataType.simpleString()}")
-            else:
-                types.append(f"`_c{i}` STRING")
-        ddl = ", ".join([*types, "`_dq_corrupt` STRING"])
-        options = {**self.options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_dq_corrupt"}
-        parsed = F.from_csv(F.col("value"), ddl, options)
+            if field is not None and field not in at:
+                at[field] = i
+        return at
+
+    def _ddl(self, names: list[str], declared: Any) -> str:
+        """The ``from_csv`` schema of a header: a declared column with its type, any other as a string."""
+        at = self._positions(names, declared)
+        types = {i: f.dataType.simpleString() for f in declared.fields for n, i in at.items() if n == f.name}
+        return ", ".join(
+            [*(f"`_c{i}` {types.get(i, 'STRING')}" for i in range(len(names))), "`_dq_corrupt` STRING"]
+        )
+
+    def _row(self, parsed: Column, names: list[str], declared: Any) -> Column:
+        """One struct of :meth:`schema` from a line's ``parsed`` struct (parsed with a header's ``names``)."""
+        at = self._positions(names, declared)
         bad = parsed["_dq_corrupt"].isNotNull()
         fields = [
             (F.when(~bad, parsed[f"_c{at[f.name]}"]) if f.name in at else F.lit(None).cast(f.dataType)).alias(
