@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from streaming_dq.checks.formats import EMAIL_PATTERN, IPV4_PATTERN, UUID_PATTERN, is_json
-from streaming_dq.checks.sql import col, quote
+from streaming_dq.core.sql import col, quote
 
 __all__ = ["ColumnProfile", "Suggestion", "profile", "render_yaml", "suggest_checks"]
 

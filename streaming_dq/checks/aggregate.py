@@ -30,13 +30,13 @@ from pydantic import BaseModel, Field, model_validator
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from streaming_dq.checks.sql import check_sql_expression, col
 from streaming_dq.checks.wording import MetricDetails, number, violations_sentence
 from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck, BaseRowCheck
 from streaming_dq.core.base_config import BaseAggregateCheckConfig, BaseRowCheckConfig
 from streaming_dq.core.results import AggregateEvaluationResult
 from streaming_dq.core.severity import Severity
+from streaming_dq.core.sql import check_sql_expression, col
 from streaming_dq.core.suggest import did_you_mean
 from streaming_dq.exceptions import ConfigError
 

@@ -18,10 +18,10 @@ from typing import Any, ClassVar
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from streaming_dq.checks.sql import col
 from streaming_dq.checks.wording import number, violations_sentence
 from streaming_dq.core.base_check import BaseRowCheck
 from streaming_dq.core.severity import Severity
+from streaming_dq.core.sql import col
 
 BoundValue = int | float | Decimal | str
 

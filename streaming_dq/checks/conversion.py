@@ -16,11 +16,11 @@ from typing import Any, ClassVar
 from pydantic import Field
 from pyspark.sql import Column
 
-from streaming_dq.checks.sql import check_sql_type
 from streaming_dq.checks.value_rule import ValueRuleCheck, ValueRuleConfig
 from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck
 from streaming_dq.core.severity import Severity
+from streaming_dq.core.sql import check_sql_type
 
 
 class CastableCheck(ValueRuleCheck):

@@ -21,11 +21,11 @@ from pydantic import Field, field_validator
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from streaming_dq.checks.sql import col, quote
 from streaming_dq.checks.value_rule import ValueRuleCheck, ValueRuleConfig
 from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck
 from streaming_dq.core.severity import Severity
+from streaming_dq.core.sql import col, quote
 from streaming_dq.exceptions import ConfigError
 
 #: One decimal octet, 0-255, without leading zeros (as Python's ``ipaddress`` reads it).

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal
 
-from streaming_dq.checks.sql import quote
 from streaming_dq.config.errors import ConfigErrors
+from streaming_dq.core.sql import quote
 from streaming_dq.core.suggest import did_you_mean
 from streaming_dq.exceptions import ConfigError
 

@@ -59,7 +59,7 @@ class BaseCheck(ABC):
             which = "filter" if filter is not None else "tolerance"
             raise ConfigError(f"check {check_id!r}: only row checks take a {which}", field_path=which)
         if filter is not None:
-            from streaming_dq.checks.sql import check_sql_expression
+            from streaming_dq.core.sql import check_sql_expression
 
             check_sql_expression(filter, check_id=check_id, field="filter")
         #: A Spark SQL predicate: the check judges only the rows where it holds (the others pass it).

@@ -229,7 +229,7 @@ class ValidationPlan:
             raise CheckEvaluationError(check.check_id, f"cannot build its condition: {exc}") from exc
 
     def _check_columns(self, df: DataFrame) -> None:
-        from streaming_dq.checks.sql import check_filters
+        from streaming_dq.core.sql import check_filters
 
         check_filters([*self.row_checks, *self.aggregate_checks, *self.window_checks], df)
         names = set(df.columns)

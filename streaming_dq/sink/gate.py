@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
-from streaming_dq.checks.sql import check_filters
 from streaming_dq.core.column_types import column_type_problems, is_kind
 from streaming_dq.core.outcome import BatchOutcome, WindowOutcome
 from streaming_dq.core.severity import Severity, normalize_severity
+from streaming_dq.core.sql import check_filters
 from streaming_dq.engine.plan import ValidationPlan
 from streaming_dq.exceptions import (
     CheckEvaluationError,
