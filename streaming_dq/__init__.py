@@ -8,7 +8,7 @@ Example:
 
 from streaming_dq.config.check_set import CheckSet
 from streaming_dq.config.factory import CheckFactory
-from streaming_dq.config.registry import CheckConfigRegistry, register_check_config
+from streaming_dq.config.registry import CheckConfigRegistry
 from streaming_dq.core.base_check import (
     BaseAggregateCheck,
     BaseCheck,
@@ -17,6 +17,7 @@ from streaming_dq.core.base_check import (
     ObservableAggregateCheck,
 )
 from streaming_dq.core.base_config import BaseAggregateCheckConfig, BaseCheckConfig, BaseRowCheckConfig
+from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
 from streaming_dq.core.severity import Severity, normalize_severity
 from streaming_dq.engine.batch import BatchDQEngine

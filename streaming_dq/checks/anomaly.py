@@ -53,9 +53,9 @@ from streaming_dq.checks.metric import (
     SumCheck,
 )
 from streaming_dq.checks.wording import number
-from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck, ObservableAggregateCheck
 from streaming_dq.core.base_config import BaseAggregateCheckConfig, kebab
+from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
 from streaming_dq.core.scope import parse_duration
 from streaming_dq.core.severity import Severity

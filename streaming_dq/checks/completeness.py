@@ -14,9 +14,9 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from streaming_dq.checks.wording import MetricDetails, number, plural, subject
-from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck, ObservableAggregateCheck
 from streaming_dq.core.base_config import BaseAggregateCheckConfig
+from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import col

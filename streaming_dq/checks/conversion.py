@@ -17,8 +17,8 @@ from pydantic import Field
 from pyspark.sql import Column
 
 from streaming_dq.checks.value_rule import ValueRuleCheck, ValueRuleConfig
-from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck
+from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import check_sql_type
 

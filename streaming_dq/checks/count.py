@@ -13,9 +13,9 @@ from typing import Any, ClassVar
 from pydantic import Field, model_validator
 
 from streaming_dq.checks.wording import MetricDetails, number
-from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck, ObservableAggregateCheck
 from streaming_dq.core.base_config import BaseAggregateCheckConfig
+from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.severity import Severity
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.metrics.specs import StateSpec

@@ -21,9 +21,9 @@ from pydantic import Field, field_validator
 from pyspark.sql import functions as F
 
 from streaming_dq.checks.wording import MetricDetails, number
-from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck, ObservableAggregateCheck
 from streaming_dq.core.base_config import BaseAggregateCheckConfig
+from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import col

@@ -26,9 +26,9 @@ from pyspark.sql import types as T
 
 from streaming_dq.checks.aggregate import FUNCTIONS, _Aggregate, function_name
 from streaming_dq.checks.wording import MetricDetails, violations_sentence
-from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck, BaseRowCheck, IntegrityCheckMixin
 from streaming_dq.core.base_config import BaseAggregateCheckConfig, BaseRowCheckConfig
+from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.results import AggregateEvaluationResult
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import check_sql_expression, col

@@ -24,9 +24,9 @@ from typing import Any, ClassVar
 from pydantic import ValidationInfo, field_validator, model_validator
 
 from streaming_dq.checks.wording import MetricDetails, number
-from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck, ObservableAggregateCheck
 from streaming_dq.core.base_config import BaseAggregateCheckConfig
+from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import col
 from streaming_dq.exceptions import ConfigError

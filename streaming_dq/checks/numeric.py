@@ -12,9 +12,9 @@ from typing import Any, ClassVar
 from pydantic import Field, ValidationInfo, field_validator
 
 from streaming_dq.checks.bounds import BetweenBoundCheck, MaxBoundCheck, MinBoundCheck
-from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck
 from streaming_dq.core.base_config import BaseRowCheckConfig
+from streaming_dq.core.registry import register_check_config
 from streaming_dq.exceptions import ConfigError
 
 Number = int | float | Decimal

@@ -31,9 +31,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, NullType
 
 from streaming_dq.checks.wording import percent, plural, violations_sentence
-from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck, BaseRowCheck
 from streaming_dq.core.base_config import BaseRowCheckConfig
+from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import col, quote
 from streaming_dq.exceptions import CheckEvaluationError, ConfigError

@@ -18,9 +18,9 @@ from typing import Any, ClassVar
 from pydantic import Field, field_validator
 from pyspark.sql import DataFrame
 
-from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck
 from streaming_dq.core.base_config import BaseAggregateCheckConfig
+from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import data_columns

@@ -24,9 +24,9 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from streaming_dq.checks.wording import violations_sentence
-from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck, BaseRowCheck
 from streaming_dq.core.base_config import BaseRowCheckConfig
+from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import col
 

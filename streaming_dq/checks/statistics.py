@@ -29,9 +29,9 @@ from pyspark.sql import functions as F
 
 from streaming_dq.checks.metric import ComparatorConfig, MomentsMetricCheck, _MetricCheck, _MetricConfig
 from streaming_dq.checks.wording import number
-from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseCheck
 from streaming_dq.core.base_config import BaseAggregateCheckConfig
+from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.results import AggregateEvaluationResult
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import check_sql_expression, col

@@ -20,9 +20,9 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from streaming_dq.checks.wording import MetricDetails, number, plural, subject, violations_sentence
-from streaming_dq.config.registry import register_check_config
 from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck, BaseRowCheck
 from streaming_dq.core.base_config import BaseAggregateCheckConfig, BaseRowCheckConfig
+from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import col, data_columns

@@ -1,67 +1,44 @@
-"""The process-wide table from check names (``null-check``) to config classes."""
+"""Looking up check configs by name (``null-check``): the built-in catalog is imported first.
+
+The table itself and the decorator that fills it live in :mod:`streaming_dq.core.registry`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import ClassVar, TypeVar
-
 from streaming_dq.core.base_config import BaseCheckConfig
-from streaming_dq.exceptions import ConfigError, UnknownCheckTypeError
+from streaming_dq.core.registry import RegisteredChecks, register_check_config
+from streaming_dq.exceptions import UnknownCheckTypeError
 
-C = TypeVar("C", bound=type[BaseCheckConfig])
+__all__ = ["CheckConfigRegistry", "load_builtin_checks", "register_check_config"]
 
 
 class CheckConfigRegistry:
-    """Maps check names to their config classes; a name can be registered once."""
-
-    _registry: ClassVar[dict[str, type[BaseCheckConfig]]] = {}
+    """Maps check names to their config classes, the built-in catalog included; a name registers once."""
 
     @classmethod
     def register(cls, name: str, config_class: type[BaseCheckConfig]) -> None:
-        if name in cls._registry:
-            raise ConfigError(
-                f"check name {name!r} is already registered to {cls._registry[name].__name__}; "
-                f"cannot register {config_class.__name__}"
-            )
-        cls._registry[name] = config_class
+        RegisteredChecks.register(name, config_class)
 
     @classmethod
     def get(cls, name: str) -> type[BaseCheckConfig]:
         load_builtin_checks()
         try:
-            return cls._registry[name]
+            return RegisteredChecks.table()[name]
         except KeyError:
             raise UnknownCheckTypeError(
-                f"unknown check {name!r}; registered checks: {', '.join(sorted(cls._registry))}",
+                f"unknown check {name!r}; registered checks: {', '.join(sorted(RegisteredChecks.table()))}",
                 field_path="check",
             ) from None
 
     @classmethod
     def names(cls) -> list[str]:
         load_builtin_checks()
-        return sorted(cls._registry)
+        return sorted(RegisteredChecks.table())
 
     @classmethod
     def items(cls) -> list[tuple[str, type[BaseCheckConfig]]]:
         load_builtin_checks()
-        return sorted(cls._registry.items())
-
-
-def register_check_config(check_name: str) -> Callable[[C], C]:
-    """Class decorator registering a config under ``check_name`` (refuses duplicates with ValueError).
-
-    Example:
-        >>> @register_check_config(check_name="my-check")  # doctest: +SKIP
-        ... class MyCheckConfig(BaseRowCheckConfig): ...
-    """
-
-    def decorate(config_class: C) -> C:
-        CheckConfigRegistry.register(check_name, config_class)
-        config_class.check_name = check_name
-        config_class.check_class.check_type = check_name
-        return config_class
-
-    return decorate
+        return sorted(RegisteredChecks.table().items())
 
 
 def load_builtin_checks() -> None:
