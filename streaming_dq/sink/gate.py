@@ -4,7 +4,7 @@ Per batch:
 
 1. skip at once when every target already committed this batch id for this app id (a replay);
 2. compare the batch's schema with the pass table's (:mod:`~streaming_dq.sink.drift`);
-3. validate with the router (:mod:`~streaming_dq.sink.routing`): ONE aggregation pass yields the decision
+3. validate with the router (:mod:`~streaming_dq.sink.routers`): ONE aggregation pass yields the decision
    (every aggregate, the per-check counts, the event-time range, the window states); the driver router
    collects the rows in the same job, the Spark router keeps them on the executors;
 4. write the pass and quarantine rows, then the per-check results and the metrics states, each commit
@@ -63,13 +63,13 @@ from streaming_dq.sink.drift import (
 )
 from streaming_dq.sink.records import BatchContext, RoutedBatch, check_outcomes, window_results
 from streaming_dq.sink.references import ReferenceResolver, ReferenceSpec
-from streaming_dq.sink.routing import (
+from streaming_dq.sink.routers import choose_router
+from streaming_dq.sink.routers.base import (
     ROUTINGS,
     BatchJob,
     Router,
     Routing,
     TargetRole,
-    choose_router,
     fill_missing,
 )
 from streaming_dq.sink.schemas import (
@@ -565,7 +565,7 @@ class QualityGate:
         return self._writer
 
     def router_for(self, spark: SparkSession) -> Router:
-        """The router, chosen on first use (see :func:`~streaming_dq.sink.routing.choose_router`).
+        """The router, chosen on first use (see :func:`~streaming_dq.sink.routers.choose_router`).
 
         Raises:
             ConfigError: ``distributed`` (or ``auto`` on a cluster) without Spark's Delta writer.

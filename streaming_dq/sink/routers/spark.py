@@ -39,7 +39,7 @@ from streaming_dq.engine.values import EventTimeStats
 from streaming_dq.exceptions import CheckEvaluationError, InternalError, MissingReferenceDatasetError
 from streaming_dq.sink.drift import DRIFT_CHECK_ID
 from streaming_dq.sink.records import RoutedBatch
-from streaming_dq.sink.routing import (
+from streaming_dq.sink.routers.base import (
     DRIFT_ERROR,
     BatchJob,
     Router,

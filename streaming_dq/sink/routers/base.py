@@ -5,10 +5,10 @@ A router turns a micro-batch into a decision (:meth:`Router.validate`) and then 
 the decision in between (``on-aggregate-failure: stop`` raises before anything is written) and writes the
 results and metrics tables itself, from the decision, through the same :class:`TableWriter`.
 
-* :class:`~streaming_dq.sink.driver_router.DriverRouter` (the embedded default): ``observe`` + ``toArrow``, one
+* :class:`~streaming_dq.sink.routers.driver.DriverRouter` (the embedded default): ``observe`` + ``toArrow``, one
   Spark job; the split in pyarrow, delta-rs (or Spark) appends from the driver. Bounded by the driver's memory
   and ``spark.driver.maxResultSize``.
-* :class:`~streaming_dq.sink.spark_router.SparkRouter` (clusters): persist, one aggregation job, two filtered
+* :class:`~streaming_dq.sink.routers.spark.SparkRouter` (clusters): persist, one aggregation job, two filtered
   writes by Spark's Delta writer; rows never reach the driver.
 
 ``routing: auto`` takes the Spark router whenever the writer is Spark's or the master is not local.
@@ -27,7 +27,6 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from streaming_dq.engine.rules import ErrorEntry
-from streaming_dq.exceptions import ConfigError
 from streaming_dq.sink.drift import DRIFT_CHECK_ID
 from streaming_dq.sink.jobs import described, phase_description
 from streaming_dq.sink.records import BatchContext, RoutedBatch
@@ -47,7 +46,6 @@ __all__ = [
     "RouterName",
     "Routing",
     "ValidatedBatch",
-    "choose_router",
     "fill_missing",
 ]
 
@@ -125,35 +123,6 @@ class Router(ABC):
     ) -> RoutedBatch:
         """Send every row to quarantine, unvalidated (schema drift): matching columns kept, each row's JSON in
         ``_dq_raw``."""
-
-
-def choose_router(routing: Routing, writer: TableWriter, spark: SparkSession) -> Router:
-    """The router for ``routing`` with this writer and session.
-
-    Raises:
-        ConfigError: ``distributed`` without Spark's Delta writer, or ``auto`` on a cluster without it (rows
-            would go through the driver: say so rather than do it silently).
-    """
-    from streaming_dq.sink.driver_router import DriverRouter
-    from streaming_dq.sink.spark_router import SparkRouter
-    from streaming_dq.tables import SparkDeltaWriter
-
-    spark_writer = isinstance(writer, SparkDeltaWriter)
-    local = (spark.conf.get("spark.master", "local") or "local").startswith("local")
-    name = routing if routing != "auto" else ("distributed" if spark_writer or not local else "driver")
-    if name == "driver":
-        return DriverRouter()
-    if not spark_writer:
-        why = (
-            "routing: distributed" if routing == "distributed" else "the master is not local (routing: auto)"
-        )
-        raise ConfigError(
-            f"{why} keeps the rows on the executors and needs Spark's Delta writer (writer: spark, with the "
-            f"delta-spark JARs loaded); the writer is {writer.name}. Load delta-spark, or set routing: driver "
-            "to collect every batch to the driver on purpose",
-            field_path="targets.routing",
-        )
-    return SparkRouter()
 
 
 def fill_missing(df: DataFrame, table_schema: pa.Schema, missing: Sequence[str]) -> DataFrame:

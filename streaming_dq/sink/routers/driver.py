@@ -23,7 +23,7 @@ from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatase
 from streaming_dq.metrics.accumulator import EVENT_TIME_COLUMN, batch_window_states, window_state_columns
 from streaming_dq.sink.drift import DRIFT_CHECK_ID
 from streaming_dq.sink.records import RoutedBatch, error_entries, event_time_of, quarantine_rows
-from streaming_dq.sink.routing import (
+from streaming_dq.sink.routers.base import (
     DRIFT_ERROR,
     BatchJob,
     Router,
