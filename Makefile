@@ -8,7 +8,7 @@ export STREAMING_DQ_JARS ?= $(CURDIR)/.jars
 BUNDLES = delta kafka avro kafka-broker
 JARS    = $(foreach b,$(BUNDLES),$(STREAMING_DQ_JARS)/$(b)/manifest.json)
 
-.PHONY: demo demo-kafka test install jars lint typecheck promtool prometheus-bin bench bench-quick clean
+.PHONY: demo demo-kafka test test-fast install jars lint typecheck imports promtool prometheus-bin bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
+# The layers contract (pyproject.toml, [tool.importlinter]): imports only point down.
+imports: $(STAMP)
+	$(VENV)/bin/lint-imports
+
 promtool: prometheus-bin
 	@if [ -f deploy/prometheus/alerts_test.yml ]; then \
 	  promtool check config deploy/prometheus/prometheus.yml && \
@@ -52,8 +56,13 @@ promtool: prometheus-bin
 	  cd deploy/prometheus && promtool test rules alerts_test.yml; fi
 
 # pytest exits 5 when it collects no test: that is a failure here, not a pass.
-test: $(STAMP) $(JARS) prometheus-bin lint typecheck promtool
+test: $(STAMP) $(JARS) prometheus-bin lint typecheck imports promtool
 	$(PY) -m pytest -q -p no:cacheprovider --durations=25 tests; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
+
+# The fast tier for the development loop: lint, types, layers and the JVM-free tests (under a minute).
+test-fast: $(STAMP) lint typecheck imports
+	$(PY) -m pytest -q -p no:cacheprovider tests/unit; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
 # Both routers: the driver router's grid (benchmarks.run) and the Spark router's (benchmarks.distributed).

@@ -1,0 +1,91 @@
+"""The layers contract (#28): it runs in `make test` (`lint-imports`); here, that its list of arrows still
+running back up only shrinks, and that the package has no import circle between its modules (read from the
+code's own ``import`` statements with ``ast``, lazy imports inside functions included)."""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "streaming_dq"
+#: The arrows not fixed yet when the contract came (8 of the 12 the redesign issue counted). Lower it as they
+#: go; never raise it.
+IGNORED_IMPORTS_BUDGET = 8
+
+
+def test_the_layers_contract_ignores_no_more_arrows_than_before() -> None:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    (contract,) = [c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"]
+    assert len(contract["ignore_imports"]) <= IGNORED_IMPORTS_BUDGET
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """The package's modules ``path`` imports (``from a.b import c`` counts ``a.b.c`` when it is a module)."""
+    found: set[str] = set()
+    here = _module(path)
+    package = here if path.name == "__init__.py" else here.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {m for m in found if m in modules and m != here}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_import_circles_between_modules_only_shrink() -> None:
+    """A package's ``__init__`` that re-exports its own modules is not a circle of design (the catalog's
+    ``checks/__init__`` imports every family, which registers itself); every other circle is counted."""
+    files = sorted(PACKAGE.rglob("*.py"))
+    modules = {_module(f) for f in files}
+    graph = {_module(f): _imports(f, modules) for f in files}
+    for name in graph:  # a package importing its own submodules, to re-export them
+        graph[name] = {m for m in graph[name] if not m.startswith(f"{name}.")}
+    circles = _cycles(graph)
+    assert len(circles) <= 2, circles  # 4 before the redesign; 0 is the goal
