@@ -23,7 +23,8 @@ from streaming_dq.exceptions import ConfigError
 
 if TYPE_CHECKING:
     from streaming_dq.config.gate_config import GateConfig
-    from streaming_dq.maintenance import MaintenancePolicy, MaintenanceReport
+    from streaming_dq.core.outcome import MaintenanceReport
+    from streaming_dq.maintenance import MaintenancePolicy
     from streaming_dq.tables import TableWriter
 
 

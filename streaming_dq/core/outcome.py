@@ -7,11 +7,8 @@ consumers that never touch Spark: the Prometheus exporter, the console progress 
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, field
-from datetime import datetime
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:
-    from streaming_dq.maintenance import MaintenanceReport
+from datetime import datetime, timedelta
+from typing import Literal
 
 CheckKind = Literal["row", "aggregate", "window"]
 CheckStatus = Literal["passed", "failed", "skipped", "provisional"]
@@ -126,3 +123,80 @@ class BatchOutcome:
     checks: tuple[CheckOutcome, ...] = field(default_factory=tuple)
     windows: tuple[WindowOutcome, ...] = field(default_factory=tuple)
     maintenance: MaintenanceReport | None = None
+
+
+@dataclass(frozen=True)
+class TableReport:
+    """What maintenance did to one table.
+
+    Attributes:
+        role: ``pass``, ``quarantine``, ``results`` or ``metrics``.
+        uri: The table.
+        files_before: Data files before.
+        files_after: Data files after.
+        compacted: Files rewritten and files written by the compaction (None: not compacted).
+        checkpointed: Whether a log checkpoint was written.
+        vacuumed: Files a vacuum deleted (or listed, in a dry run); None: no vacuum.
+        dry_run: Whether the vacuum only listed.
+        rolled_up: Metrics rows before and after the roll-up (None: not rolled up).
+        log_retention: The ``delta.logRetentionDuration`` this run set (None: left as it was).
+        seconds: Time spent on the table.
+        error: Why the table's maintenance failed (the other tables are still maintained).
+    """
+
+    role: str
+    uri: str
+    files_before: int = 0
+    files_after: int = 0
+    compacted: tuple[int, int] | None = None
+    checkpointed: bool = False
+    vacuumed: int | None = None
+    dry_run: bool = False
+    rolled_up: tuple[int, int] | None = None
+    log_retention: timedelta | None = None
+    seconds: float = 0.0
+    error: str | None = None
+
+    def line(self) -> str:
+        """One line for logs and the CLI: ``pass /data/p: 412 -> 3 files (compacted 412 into 3), checkpoint``."""
+        parts = [f"{self.files_before} -> {self.files_after} files"]
+        if self.compacted is not None:
+            removed, added = self.compacted
+            parts.append(f"compacted {removed} into {added}" if removed else "nothing to compact")
+        if self.log_retention is not None:
+            parts.append(f"log retention set to {duration_text(self.log_retention)}")
+        if self.checkpointed:
+            parts.append("checkpoint")
+        if self.rolled_up is not None:
+            before, after = self.rolled_up
+            parts.append(f"rolled up {before} rows into {after}" if before != after else "nothing to roll up")
+        if self.vacuumed is not None:
+            verb = "would delete" if self.dry_run else "vacuumed"
+            parts.append(f"{verb} {self.vacuumed} files")
+        if self.error is not None:
+            parts.append(f"FAILED: {self.error}")
+        return f"{self.role} {self.uri}: " + ", ".join(parts) + f" ({self.seconds:.2f} s)"
+
+
+@dataclass(frozen=True)
+class MaintenanceReport:
+    """One maintenance run over a gate's tables."""
+
+    started_at: datetime
+    tables: tuple[TableReport, ...] = field(default_factory=tuple)
+    seconds: float = 0.0
+    batch_id: int | None = None
+
+    @property
+    def failed(self) -> tuple[TableReport, ...]:
+        return tuple(t for t in self.tables if t.error is not None)
+
+
+def duration_text(delta: timedelta) -> str:
+    """``7 days``, ``2 hours``, ``90 seconds``: a duration in its largest whole unit."""
+    seconds = delta.total_seconds()
+    for size, unit in ((86400, "day"), (3600, "hour"), (60, "minute"), (1, "second")):
+        if seconds >= size and (seconds % size == 0 or size == 3600):
+            amount = seconds / size
+            return f"{amount:g} {unit}" + ("" if amount == 1 else "s")
+    return f"{seconds:g} seconds"

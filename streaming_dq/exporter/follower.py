@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from streaming_dq.core.outcome import BatchOutcome, CheckOutcome, WindowOutcome
 
 if TYPE_CHECKING:
-    from streaming_dq.maintenance import MaintenanceReport
+    from streaming_dq.core.outcome import MaintenanceReport
 
 __all__ = ["ResultsFollower", "outcomes_from_results"]
 
@@ -121,7 +121,7 @@ def outcomes_from_results(rows: list[dict[str, Any]]) -> list[BatchOutcome]:
 def _maintenance(rows: list[dict[str, Any]]) -> MaintenanceReport | None:
     """The maintenance run a batch's rows carry (see ``records.maintenance_rows``); the tables' paths are not
     stored, only their roles."""
-    from streaming_dq.maintenance import MaintenanceReport, TableReport
+    from streaming_dq.core.outcome import MaintenanceReport, TableReport
 
     if not rows:
         return None

@@ -24,7 +24,7 @@ from streaming_dq.exceptions import ConfigError
 from streaming_dq.exporter.collector import InstrumentCollector, build_instruments
 
 if TYPE_CHECKING:
-    from streaming_dq.maintenance import MaintenanceReport
+    from streaming_dq.core.outcome import MaintenanceReport
 
 ROW_OUTCOMES = ("passed", "quarantined", "warned")
 BATCH_RESULTS = ("committed", "skipped_replay", "failed")

@@ -28,7 +28,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
 from streaming_dq.core.column_types import column_type_problems, is_kind
-from streaming_dq.core.outcome import BatchOutcome, WindowOutcome
+from streaming_dq.core.outcome import BatchOutcome, MaintenanceReport, WindowOutcome
 from streaming_dq.core.severity import Severity, normalize_severity
 from streaming_dq.core.sql import check_filters
 from streaming_dq.engine.plan import ValidationPlan
@@ -41,7 +41,6 @@ from streaming_dq.exceptions import (
 from streaming_dq.maintenance import (
     Maintainer,
     MaintenancePolicy,
-    MaintenanceReport,
     check_log_retention,
     check_retention,
     maintain,

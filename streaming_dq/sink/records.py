@@ -38,7 +38,7 @@ from streaming_dq.sink.schemas import (
 )
 
 if TYPE_CHECKING:
-    from streaming_dq.maintenance import MaintenanceReport
+    from streaming_dq.core.outcome import MaintenanceReport
 
 #: ``kind`` of the results rows that carry a maintenance run (one per table), with the batch after the run.
 MAINTENANCE_KIND = "maintenance"

@@ -103,7 +103,7 @@ def exposed_registry() -> CollectorRegistry:
         | {"stateOperators": []}
         | {"sources": [{"endOffset": '{"orders": {"0": 1}}', "latestOffset": '{"orders": {"0": 3}}'}]}
     )
-    from streaming_dq.maintenance import MaintenanceReport, TableReport
+    from streaming_dq.core.outcome import MaintenanceReport, TableReport
 
     tables = (TableReport("pass", "/t/p", 9, 1), TableReport("results", "/t/r", error="DeltaError: conflict"))
     metrics.record_maintenance(MaintenanceReport(moment, tables, 0.5))

@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "streaming_dq"
 #: The arrows not fixed yet when the contract came (8 of the 12 the redesign issue counted). Lower it as they
 #: go; never raise it.
-IGNORED_IMPORTS_BUDGET = 8
+IGNORED_IMPORTS_BUDGET = 7
 
 
 def test_the_layers_contract_ignores_no_more_arrows_than_before() -> None:
@@ -88,4 +88,4 @@ def test_import_circles_between_modules_only_shrink() -> None:
     for name in graph:  # a package importing its own submodules, to re-export them
         graph[name] = {m for m in graph[name] if not m.startswith(f"{name}.")}
     circles = _cycles(graph)
-    assert len(circles) <= 2, circles  # 4 before the redesign; 0 is the goal
+    assert len(circles) <= 1, circles  # 4 before the redesign; 0 is the goal
