@@ -70,7 +70,7 @@ from streaming_dq.metrics.baseline import (
     judge_anomaly,
     pick_baseline,
 )
-from streaming_dq.metrics.specs import StateSpec
+from streaming_dq.states.spec import StateSpec
 
 __all__ = ["METRICS", "AnomalyCheck", "AnomalyCheckConfig", "metric_source", "verdict_fields"]
 

@@ -18,7 +18,7 @@ from streaming_dq.core.base_config import BaseAggregateCheckConfig
 from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.severity import Severity
 from streaming_dq.exceptions import ConfigError
-from streaming_dq.metrics.specs import StateSpec
+from streaming_dq.states.spec import StateSpec
 
 
 class _RowCountCheck(MetricDetails, ObservableAggregateCheck):

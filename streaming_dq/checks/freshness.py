@@ -27,7 +27,7 @@ from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import col
-from streaming_dq.metrics.specs import StateSpec
+from streaming_dq.states.spec import StateSpec
 
 FreshnessPeriod = Literal["year", "month", "week", "day", "hour", "minute", "second"]
 

@@ -30,7 +30,7 @@ from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import col
 from streaming_dq.exceptions import ConfigError
-from streaming_dq.metrics.specs import StateSpec
+from streaming_dq.states.spec import StateSpec
 
 COMPARATORS = ("gt", "ge", "lt", "le", "eq", "between")
 _SYMBOLS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "eq": "=="}

@@ -36,7 +36,7 @@ from streaming_dq.core.results import AggregateEvaluationResult
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import check_sql_expression, col
 from streaming_dq.exceptions import ConfigError
-from streaming_dq.metrics.specs import StateSpec
+from streaming_dq.states.spec import StateSpec
 
 
 class VarianceCheck(MomentsMetricCheck):

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
     from streaming_dq.core.scope import WindowScope
-    from streaming_dq.metrics.specs import StateSpec
+    from streaming_dq.states.spec import StateSpec
 
 _NOT_PARAMETERS = frozenset({"self", "check_id", "severity", "tags", "group", "scope", "filter", "tolerance"})
 

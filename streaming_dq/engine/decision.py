@@ -19,7 +19,7 @@ from streaming_dq.engine.regimes import OverrideGroup
 from streaming_dq.engine.rules import ErrorEntry
 from streaming_dq.engine.values import BatchAggregates, BatchStates, EventTimeStats, merge_named_states
 from streaming_dq.exceptions import InternalError
-from streaming_dq.metrics.states import empty_state
+from streaming_dq.states import empty_state
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column
 
     from streaming_dq.core.base_check import ObservableAggregateCheck
-    from streaming_dq.metrics.specs import StateSpec
+    from streaming_dq.states.spec import StateSpec
 
 __all__ = ["AggregateLayout", "StateSlot"]
 
@@ -227,7 +227,7 @@ class AggregateLayout:
 
     def _read_windows(self, values: Mapping[str, Any], rows: int) -> dict[Any, dict[str, Any]]:
         from streaming_dq.metrics.accumulator import ROWS_STATE
-        from streaming_dq.metrics.states import CountState
+        from streaming_dq.states import CountState
 
         out: dict[Any, dict[str, Any]] = {}
         for check in self.window_checks:

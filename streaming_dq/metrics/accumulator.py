@@ -33,7 +33,8 @@ from streaming_dq.core.base_check import ObservableAggregateCheck
 from streaming_dq.core.outcome import WindowOutcome
 from streaming_dq.exceptions import ConfigError, InternalError
 from streaming_dq.metrics.baseline import HistoryPoint
-from streaming_dq.metrics.states import (
+from streaming_dq.metrics.windows import window_bounds, window_date, window_starts
+from streaming_dq.states import (
     HLL_LG_K,
     CountState,
     HllState,
@@ -46,13 +47,12 @@ from streaming_dq.metrics.states import (
     kll_from_values,
     state_from_record,
 )
-from streaming_dq.metrics.windows import window_bounds, window_date, window_starts
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
 
     from streaming_dq.checks.anomaly import AnomalyCheck
-    from streaming_dq.metrics.specs import StateSpec
+    from streaming_dq.states.spec import StateSpec
 
 __all__ = [
     "DEFAULT_REOPEN_HORIZON",

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from streaming_dq.metrics.accumulator import merge_states
-from streaming_dq.metrics.states import state_from_record
+from streaming_dq.states import state_from_record
 
 __all__ = ["ROLLUP_SCOPE", "roll_up_records"]
 

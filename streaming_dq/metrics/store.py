@@ -28,8 +28,8 @@ from streaming_dq.exceptions import ConfigError
 from streaming_dq.metrics.accumulator import ROWS_STATE, WindowUpdate, merge_states
 from streaming_dq.metrics.baseline import VERDICT_COLUMNS
 from streaming_dq.metrics.rollup import ROLLUP_SCOPE, roll_up_records
-from streaming_dq.metrics.states import state_from_record
 from streaming_dq.metrics.windows import UTC_MICROS
+from streaming_dq.states import state_from_record
 
 if TYPE_CHECKING:
     from streaming_dq.core.outcome import CheckOutcome, WindowOutcome

@@ -23,10 +23,10 @@ from streaming_dq.metrics.accumulator import (
     batch_window_states,
     window_state_columns,
 )
-from streaming_dq.metrics.specs import StateSpec
-from streaming_dq.metrics.states import CountState
 from streaming_dq.metrics.store import MetricsStore
 from streaming_dq.metrics.windows import max_event_time, window_bounds
+from streaming_dq.states import CountState
+from streaming_dq.states.spec import StateSpec
 
 pytestmark = pytest.mark.spark
 

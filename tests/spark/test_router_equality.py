@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from streaming_dq.config.check_set import CheckSet
-from streaming_dq.metrics.states import HllState, KllState
 from streaming_dq.profiles import HolidayProfile, check_id, tag
 from streaming_dq.sink import QualityGate
+from streaming_dq.states import HllState, KllState
 from streaming_dq.tables import read_table
 
 pytestmark = pytest.mark.spark

@@ -23,11 +23,11 @@ from streaming_dq.metrics.accumulator import (
     batch_window_states,
     state_column_name,
 )
-from streaming_dq.metrics.specs import StateSpec
-from streaming_dq.metrics.states import CountState
 from streaming_dq.metrics.store import batch_records
 from streaming_dq.metrics.windows import UTC_MICROS, max_event_time, window_bounds
 from streaming_dq.profiles import HolidayProfile, check_id, tag
+from streaming_dq.states import CountState
+from streaming_dq.states.spec import StateSpec
 
 BERLIN = "Europe/Berlin"
 DAY = WindowScope(window="1 day")

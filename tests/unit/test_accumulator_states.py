@@ -24,8 +24,8 @@ from streaming_dq.metrics.accumulator import (
     merge_states,
     state_column_name,
 )
-from streaming_dq.metrics.specs import StateSpec
-from streaming_dq.metrics.states import (
+from streaming_dq.metrics.windows import UTC_MICROS, window_bounds
+from streaming_dq.states import (
     CountState,
     HllState,
     MaxState,
@@ -33,7 +33,7 @@ from streaming_dq.metrics.states import (
     MomentsState,
     SumState,
 )
-from streaming_dq.metrics.windows import UTC_MICROS, window_bounds
+from streaming_dq.states.spec import StateSpec
 
 T0 = datetime(2025, 10, 24, tzinfo=UTC)
 

@@ -21,10 +21,10 @@ from streaming_dq.metrics.accumulator import (
     WindowUpdate,
     batch_window_states,
 )
-from streaming_dq.metrics.specs import StateSpec
-from streaming_dq.metrics.states import CountState, MomentsState
 from streaming_dq.metrics.store import METRICS_SCHEMA, MetricsStore, batch_records, metrics_table
 from streaming_dq.metrics.windows import UTC_MICROS, max_event_time
+from streaming_dq.states import CountState, MomentsState
+from streaming_dq.states.spec import StateSpec
 from streaming_dq.tables import read_table
 
 T0 = datetime(2025, 12, 24, tzinfo=UTC)

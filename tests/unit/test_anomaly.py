@@ -258,8 +258,8 @@ def test_the_config_names_the_field_and_close_matches() -> None:
 
 
 def test_a_batch_scoped_check_judges_a_batch_against_the_committed_batches_before_it(tmp_path: Any) -> None:
-    from streaming_dq.metrics.states import CountState
     from streaming_dq.sink.batch_history import BatchHistory
+    from streaming_dq.states import CountState
     from streaming_dq.tables import DeltaRsWriter, DeltaTarget
 
     check = next(iter(CheckSet.from_dicts(

@@ -20,7 +20,7 @@ from streaming_dq.checks.schema import normalize_type, type_matches
 from streaming_dq.checks.uniqueness import UniqueKeyCheck
 from streaming_dq.checks.wording import number
 from streaming_dq.exceptions import ConfigError
-from streaming_dq.metrics.states import CountState, HllState, MaxState, MomentsState, SumState
+from streaming_dq.states import CountState, HllState, MaxState, MomentsState, SumState
 
 
 def moments(values: list[float]) -> MomentsState:

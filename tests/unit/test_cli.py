@@ -348,8 +348,8 @@ def test_maintain_compacts_rolls_up_and_refuses_an_unsafe_vacuum(
 
     import pyarrow as pa
 
-    from streaming_dq.metrics.states import CountState
     from streaming_dq.metrics.store import MetricsStore, batch_records
+    from streaming_dq.states import CountState
     from streaming_dq.tables import AppTransaction, DeltaRsWriter, DeltaTarget
 
     config = tmp_path / "gate.yaml"

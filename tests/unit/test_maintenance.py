@@ -19,8 +19,8 @@ from streaming_dq.exceptions import ConfigError
 from streaming_dq.maintenance import Maintainer, MaintenancePolicy, check_retention, maintain
 from streaming_dq.metrics.accumulator import WindowAccumulator
 from streaming_dq.metrics.rollup import ROLLUP_SCOPE, roll_up_records
-from streaming_dq.metrics.states import CountState, MomentsState
 from streaming_dq.metrics.store import MetricsStore, batch_records
+from streaming_dq.states import CountState, MomentsState
 from streaming_dq.tables import AppTransaction, DeltaRsWriter, DeltaTarget, read_table
 from tests.unit.test_accumulator_store import T0, feed, orders
 

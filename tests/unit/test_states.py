@@ -9,7 +9,7 @@ from functools import reduce
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streaming_dq.metrics.states import (
+from streaming_dq.states import (
     CountState,
     MaxState,
     MinState,
@@ -87,7 +87,7 @@ def test_records_round_trip(xs: list[float | None]) -> None:
 def test_hll_states_merge_to_the_distinct_count_within_sketch_error() -> None:
     from datasketches import hll_sketch, tgt_hll_type
 
-    from streaming_dq.metrics.states import HLL_LG_K, HllState
+    from streaming_dq.states import HLL_LG_K, HllState
 
     def sketch(ids: range) -> HllState:
         s = hll_sketch(HLL_LG_K, tgt_hll_type.HLL_4)
@@ -104,7 +104,7 @@ def test_hll_states_merge_to_the_distinct_count_within_sketch_error() -> None:
 @settings(max_examples=40)
 @given(values, values)
 def test_kll_states_of_few_values_merge_to_the_exact_quantiles(a: list, b: list) -> None:  # type: ignore[type-arg]
-    from streaming_dq.metrics.states import KllState, kll_from_values
+    from streaming_dq.states import KllState, kll_from_values
 
     merged = kll_from_values(a).merge(kll_from_values(b)).merge(KllState())
     present = sorted(x for x in [*a, *b] if x is not None)
@@ -119,7 +119,7 @@ def test_kll_states_of_few_values_merge_to_the_exact_quantiles(a: list, b: list)
 def test_kll_states_merge_many_batches_within_the_rank_error() -> None:
     import random
 
-    from streaming_dq.metrics.states import kll_from_values
+    from streaming_dq.states import kll_from_values
 
     rng = random.Random(7)
     batches = [[rng.gauss(100, 15) for _ in range(5000)] for _ in range(20)]

@@ -2,7 +2,7 @@
 
 A :class:`StateSpec` is what an observable check asks the engine for: a kind and the expression it applies
 to. The engine turns every spec of every check into aggregate columns of one pass, and decodes the resolved
-values back into :mod:`streaming_dq.metrics.states` objects.
+values back into :mod:`streaming_dq.states` objects.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from streaming_dq.exceptions import InternalError
-from streaming_dq.metrics.states import (
+from streaming_dq.states.kinds import (
     HLL_LG_K,
     KLL_K,
     CountState,
