@@ -430,9 +430,10 @@ class GateJob:
         Raises:
             ConfigError: metrics or per-batch output are wanted and there is no results table to follow.
         """
+        from streaming_dq.config.paths import local_path
         from streaming_dq.exceptions import ConfigError
         from streaming_dq.exporter import ResultsFollower
-        from streaming_dq.sink.checkpoint import local_path, read_query_id
+        from streaming_dq.sink.checkpoint import read_query_id
 
         c = self.config
         if c.targets.results is None:

@@ -26,10 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
 
 from streaming_dq.checks.null import NotNullCheck
 from streaming_dq.checks.wording import violations_sentence
 from streaming_dq.core.severity import Severity
+from streaming_dq.exceptions import ConfigTypeError
 
 logger = logging.getLogger("streaming_dq.source")
 
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from streaming_dq.config.gate_config import SourceSection
 
 __all__ = [
+    "DEFAULT_MALFORMED_COLUMN",
     "UNKNOWN_FIELDS_CHECK_ID",
     "CsvHeaderDecoder",
     "UnknownFieldsCheck",
@@ -48,6 +51,7 @@ __all__ = [
     "source_decoder",
     "unknown_fields_check",
     "unknown_fields_detection",
+    "with_corrupt_record_column",
 ]
 
 #: The check-id of the built-in check on undeclared JSON keys.
@@ -66,6 +70,38 @@ class UnknownFieldsCheck(NotNullCheck):
         return violations_sentence(
             self.columns, violations, total, "row with undeclared fields", "rows with undeclared fields"
         )
+
+
+#: The column a malformed record's raw text goes to (Spark's ``columnNameOfCorruptRecord`` default).
+DEFAULT_MALFORMED_COLUMN = "_corrupt_record"
+
+
+def with_corrupt_record_column(
+    schema_ddl: str | StructType, column: str = DEFAULT_MALFORMED_COLUMN
+) -> StructType:
+    """Return the source schema with a nullable string column for malformed records, appended if absent.
+
+    A JSON or CSV source in ``PERMISSIVE`` mode only keeps the raw text of a malformed line when the user
+    schema has this column (``columnNameOfCorruptRecord``); the gate then quarantines such rows with a
+    ``malformed-record`` error and the text in ``_dq_raw``. Parsing a DDL string needs an active SparkSession.
+
+    Args:
+        schema_ddl: The source schema, as a DDL string (``"id BIGINT, ts TIMESTAMP"``) or a StructType.
+        column: The corrupt-record column name (Spark's default ``_corrupt_record``).
+
+    Returns:
+        The schema with ``column STRING`` as its last field.
+
+    Example:
+        >>> with_corrupt_record_column("id BIGINT").fieldNames()  # doctest: +SKIP
+        ['id', '_corrupt_record']
+    """
+    schema = StructType.fromDDL(schema_ddl) if isinstance(schema_ddl, str) else schema_ddl
+    if not isinstance(schema, StructType):
+        raise ConfigTypeError(f"expected a struct schema, got {schema.simpleString()}")
+    if column in schema.fieldNames():
+        return schema
+    return StructType([*schema.fields, StructField(column, StringType(), True)])
 
 
 def _permissive(source: SourceSection) -> bool:
@@ -199,8 +235,6 @@ def _json_records(
     A record with text after its object (:func:`has_trailing_content`) is malformed as a whole: its raw text
     in the malformed column, its fields and undeclared keys NULL, as for any record the parser refuses.
     """
-    from streaming_dq.sink.schemas import with_corrupt_record_column
-
     declared = F.array(*[F.lit(name) for name in schema.fieldNames()])
     full = with_corrupt_record_column(schema, malformed)
     options = {**options, "columnNameOfCorruptRecord": malformed}
@@ -252,8 +286,6 @@ def read_source(
         path: What to read instead of ``source.path`` (``streaming-dq check --data``).
     """
     from pyspark.sql.types import StructType
-
-    from streaming_dq.sink.schemas import with_corrupt_record_column
 
     if source.format == "kafka":
         from streaming_dq.kafka import read_kafka
@@ -345,8 +377,6 @@ class CsvHeaderDecoder:
     def declared(self) -> Any:
         """The declared fields (without the malformed column), as a StructType."""
         from pyspark.sql.types import StructType
-
-        from streaming_dq.sink.schemas import with_corrupt_record_column
 
         schema = with_corrupt_record_column(str(self.source.schema_), self.malformed)
         return StructType([f for f in schema.fields if f.name != self.malformed])

@@ -12,14 +12,32 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from urllib.parse import urlparse
 
 from streaming_dq.config.gate_config import GateConfig
 from streaming_dq.exceptions import ConfigError
-from streaming_dq.sink.checkpoint import local_path
 
-__all__ = ["path_problems"]
+__all__ = ["absolute_location", "local_path", "path_problems"]
 
 _GLOB = frozenset("*?[{")
+
+
+def local_path(location: str) -> Path | None:
+    """The local path of ``location`` (a plain path or a ``file:`` URI); None for any other scheme."""
+    parsed = urlparse(location)
+    if parsed.scheme == "file":
+        return Path(parsed.path)
+    if parsed.scheme == "":
+        return Path(location)
+    return None
+
+
+def absolute_location(location: str) -> str:
+    """A local checkpoint path made absolute (a Connect server's batch worker runs in another directory)."""
+    path = local_path(location)
+    if path is None or urlparse(location).scheme == "file":
+        return location
+    return os.path.abspath(location)
 
 
 def _readable_problem(location: str, what: str) -> str | None:

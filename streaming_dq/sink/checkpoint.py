@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlparse
+
+from streaming_dq.config.paths import local_path
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -35,24 +34,6 @@ log = logging.getLogger(__name__)
 
 _OFFSET_FILE = re.compile(r"\d+")
 _LEFTOVER = re.compile(r"\.{1,2}\d+\.[0-9a-fA-F-]+\.tmp(\.crc)?")
-
-
-def local_path(location: str) -> Path | None:
-    """The local path of ``location`` (a plain path or a ``file:`` URI); None for any other scheme."""
-    parsed = urlparse(location)
-    if parsed.scheme == "file":
-        return Path(parsed.path)
-    if parsed.scheme == "":
-        return Path(location)
-    return None
-
-
-def absolute_location(location: str) -> str:
-    """A local checkpoint path made absolute (a Connect server's batch worker runs in another directory)."""
-    path = local_path(location)
-    if path is None or urlparse(location).scheme == "file":
-        return location
-    return os.path.abspath(location)
 
 
 def read_query_id(spark: SparkSession, location: str) -> str:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
+from streaming_dq.config.paths import absolute_location
 from streaming_dq.core.column_types import column_type_problems, is_kind
 from streaming_dq.core.outcome import BatchOutcome, MaintenanceReport, WindowOutcome
 from streaming_dq.core.severity import Severity, normalize_severity
@@ -51,7 +52,7 @@ from streaming_dq.profiles import Profile
 from streaming_dq.profiles.event_time import time_zone
 from streaming_dq.profiles.public_holidays import expand_profiles
 from streaming_dq.sink.batch_history import BatchHistory, batch_anomaly_checks
-from streaming_dq.sink.checkpoint import absolute_location, clear_unstarted_offsets, read_query_id
+from streaming_dq.sink.checkpoint import clear_unstarted_offsets, read_query_id
 from streaming_dq.sink.drift import (
     DRIFT_POLICIES,
     DriftAction,
@@ -72,12 +73,12 @@ from streaming_dq.sink.routers.base import (
     fill_missing,
 )
 from streaming_dq.sink.schemas import (
-    DEFAULT_MALFORMED_COLUMN,
     RESULTS_SCHEMA,
     arrow_schema_of,
     quarantine_schema,
 )
 from streaming_dq.sink.windows import LateDataPolicy, MetricsTracker
+from streaming_dq.sources import DEFAULT_MALFORMED_COLUMN
 from streaming_dq.tables import AppTransaction, DeltaRsWriter, DeltaTarget, SparkDeltaWriter, TableWriter
 from streaming_dq.tables.spark import has_delta_extension
 from streaming_dq.tables.targets import writing

@@ -14,10 +14,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import StructType
 
 from streaming_dq.engine.rules import ERROR_TYPE
-from streaming_dq.exceptions import ConfigTypeError
 from streaming_dq.metrics.baseline import VERDICT_COLUMNS
 
 if TYPE_CHECKING:
@@ -28,7 +27,6 @@ VALIDATION_TS_COLUMN = "_dq_validation_ts"
 BATCH_ID_COLUMN = "_dq_batch_id"
 GATE_COLUMN = "_dq_gate"
 RAW_COLUMN = "_dq_raw"
-DEFAULT_MALFORMED_COLUMN = "_corrupt_record"
 
 UTC_TIMESTAMP = pa.timestamp("us", tz="UTC")
 
@@ -78,34 +76,6 @@ RESULTS_SCHEMA = pa.schema(
         *VERDICT_COLUMNS,
     ]
 )
-
-
-def with_corrupt_record_column(
-    schema_ddl: str | StructType, column: str = DEFAULT_MALFORMED_COLUMN
-) -> StructType:
-    """Return the source schema with a nullable string column for malformed records, appended if absent.
-
-    A JSON or CSV source in ``PERMISSIVE`` mode only keeps the raw text of a malformed line when the user
-    schema has this column (``columnNameOfCorruptRecord``); the gate then quarantines such rows with a
-    ``malformed-record`` error and the text in ``_dq_raw``. Parsing a DDL string needs an active SparkSession.
-
-    Args:
-        schema_ddl: The source schema, as a DDL string (``"id BIGINT, ts TIMESTAMP"``) or a StructType.
-        column: The corrupt-record column name (Spark's default ``_corrupt_record``).
-
-    Returns:
-        The schema with ``column STRING`` as its last field.
-
-    Example:
-        >>> with_corrupt_record_column("id BIGINT").fieldNames()  # doctest: +SKIP
-        ['id', '_corrupt_record']
-    """
-    schema = StructType.fromDDL(schema_ddl) if isinstance(schema_ddl, str) else schema_ddl
-    if not isinstance(schema, StructType):
-        raise ConfigTypeError(f"expected a struct schema, got {schema.simpleString()}")
-    if column in schema.fieldNames():
-        return schema
-    return StructType([*schema.fields, StructField(column, StringType(), True)])
 
 
 def normalize_type(dtype: pa.DataType) -> pa.DataType:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from streaming_dq.sink.checkpoint import clear_unstarted_offsets, local_path
+from streaming_dq.config.paths import local_path
+from streaming_dq.sink.checkpoint import clear_unstarted_offsets
 
 TMP = ".0.5f0c2d7e-1a2b-4c3d-8e9f-0a1b2c3d4e5f.tmp"
 CRC = "..0.5f0c2d7e-1a2b-4c3d-8e9f-0a1b2c3d4e5f.tmp.crc"
