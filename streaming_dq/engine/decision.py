@@ -17,9 +17,10 @@ from streaming_dq.core.results import AggregateCheckResult
 from streaming_dq.core.severity import Severity
 from streaming_dq.engine.regimes import OverrideGroup
 from streaming_dq.engine.rules import ErrorEntry
-from streaming_dq.engine.values import BatchAggregates, BatchStates, EventTimeStats, merge_named_states
+from streaming_dq.engine.values import BatchAggregates, EventTimeStats
 from streaming_dq.exceptions import InternalError
 from streaming_dq.states import empty_state
+from streaming_dq.states.keyed import BatchStates, merge_named
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -143,7 +144,7 @@ def decide(
                 continue
             states = _states(check, g, aggregates.states)
             for extra in folded:  # rows without an event time join the batch's largest regime
-                states = merge_named_states(states, _states(check, extra, aggregates.states))
+                states = merge_named(states, _states(check, extra, aggregates.states))
             ev = check.evaluate_states(states, multiplier=group.multiplier)
             results.append((order, _wrap(plan, check, group, ev, folded)))
     for classic in plan.classic_checks():

@@ -226,8 +226,8 @@ class AggregateLayout:
         return BatchAggregates(counts, states, self._read_event_time(values), windows)
 
     def _read_windows(self, values: Mapping[str, Any], rows: int) -> dict[Any, dict[str, Any]]:
-        from streaming_dq.metrics.accumulator import ROWS_STATE
         from streaming_dq.states import CountState
+        from streaming_dq.states.keyed import ROWS_STATE
 
         out: dict[Any, dict[str, Any]] = {}
         for check in self.window_checks:

@@ -12,25 +12,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from streaming_dq.states.keyed import BatchStates, WindowStates, merge_keyed
+
 __all__ = [
     "BatchAggregates",
-    "BatchStates",
     "EventTimeStats",
     "RowCounts",
-    "StateKey",
-    "WindowStates",
     "from_micros",
-    "merge_named_states",
 ]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-StateKey = tuple[str, int]
-"""(check id, override group index): whose states, judged under which profile overrides."""
-BatchStates = Mapping[StateKey, Mapping[str, Any]]
-"""Per (check id, override group), ``{state name: state}``."""
-WindowStates = Mapping[tuple[str, "datetime | None"], Mapping[str, Any]]
-"""Per (window-scoped check id, window start in UTC; None: rows without event time), ``{state name: state}``."""
 
 
 def from_micros(value: Any) -> datetime | None:
@@ -38,23 +29,8 @@ def from_micros(value: Any) -> datetime | None:
     return None if value is None else _EPOCH + timedelta(microseconds=int(value))
 
 
-def merge_named_states(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
-    """Merge two ``{state name: state}`` dicts name by name (a name missing on one side is the identity)."""
-    out = dict(a)
-    for name, state in b.items():
-        out[name] = out[name].merge(state) if name in out else state
-    return out
-
-
 def _nonzero(counts: Mapping[Any, int]) -> dict[Any, int]:
     return {k: n for k, n in counts.items() if n}
-
-
-def _merge_keyed(a: Mapping[Any, Mapping[str, Any]], b: Mapping[Any, Mapping[str, Any]]) -> dict[Any, Any]:
-    out: dict[Any, Any] = dict(a)
-    for key, states in b.items():
-        out[key] = merge_named_states(out[key], states) if key in out else dict(states)
-    return out
 
 
 @dataclass(frozen=True)
@@ -142,11 +118,11 @@ class BatchAggregates:
         windows = (
             None
             if self.windows is None and other.windows is None
-            else _merge_keyed(self.windows or {}, other.windows or {})
+            else merge_keyed(self.windows or {}, other.windows or {})
         )
         return BatchAggregates(
             self.counts.merge(other.counts),
-            _merge_keyed(self.states, other.states),
+            merge_keyed(self.states, other.states),
             self.event_time.merge(other.event_time),
             windows,
         )

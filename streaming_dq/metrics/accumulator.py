@@ -47,6 +47,7 @@ from streaming_dq.states import (
     kll_from_values,
     state_from_record,
 )
+from streaming_dq.states.keyed import ROWS_STATE, merge_named
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -57,14 +58,12 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_REOPEN_HORIZON",
     "EVENT_TIME_COLUMN",
-    "ROWS_STATE",
     "LateDataPolicy",
     "WindowAccumulator",
     "WindowDelta",
     "WindowKey",
     "WindowUpdate",
     "batch_window_states",
-    "merge_states",
     "state_column_name",
     "window_state_columns",
 ]
@@ -73,8 +72,6 @@ LateDataPolicy = Literal["count", "reopen"]
 WindowKey = tuple[str, datetime | None]
 """(check id, window start in UTC); a None start holds the rows whose event time is NULL."""
 
-#: A count state added to every (check, window): the rows of the window.
-ROWS_STATE = "__rows__"
 #: The extra column carrying the event time (cast to timestamp) next to the state inputs.
 EVENT_TIME_COLUMN = "__w_event_time"
 #: Under ``reopen``, how long after the watermark passed its end a closed window can still be reopened.
@@ -88,14 +85,6 @@ _FINAL = frozenset({"passed", "failed", "skipped"})
 def state_column_name(check_id: str, state_name: str) -> str:
     """The extra column holding the per-row input of one state of a window-scoped check."""
     return f"__w__{check_id}__{state_name}"
-
-
-def merge_states(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
-    """Merge two ``{state name: state}`` dicts name by name (a name missing on one side is the identity)."""
-    out = dict(a)
-    for name, state in b.items():
-        out[name] = out[name].merge(state) if name in out else state
-    return out
 
 
 # -- per-row inputs (Spark, lazy) -----------------------------------------------------------------------------
@@ -508,7 +497,7 @@ class WindowAccumulator:
     ) -> WindowDelta:
         cid, start = key
         window = self.window_text(cid)
-        self.lifetime[cid] = merge_states(self.lifetime.get(cid, {}), states)
+        self.lifetime[cid] = merge_named(self.lifetime.get(cid, {}), states)
         if start is None:
             delta = WindowDelta(cid, window, "no-event-time", None, None, states)
             nulls[cid] += delta.rows
@@ -519,7 +508,7 @@ class WindowAccumulator:
             if not self._reopenable(cid, start):
                 return WindowDelta(cid, window, "late", start, delta.end, states)
             reopened.append((cid, start))
-        self.windows[(cid, start)] = merge_states(self.windows.get((cid, start), {}), states)
+        self.windows[(cid, start)] = merge_named(self.windows.get((cid, start), {}), states)
         return delta
 
     def _close_due(self) -> list[WindowOutcome]:
@@ -690,10 +679,10 @@ class WindowAccumulator:
     def _restore_state(self, cid: str, scope: str, rec: Mapping[str, Any]) -> None:
         state = state_from_record(rec["kind"], dict(rec))
         sname = rec["state_name"]
-        self.lifetime[cid] = merge_states(self.lifetime.get(cid, {}), {sname: state})
+        self.lifetime[cid] = merge_named(self.lifetime.get(cid, {}), {sname: state})
         if scope == "window":
             key = (cid, rec["window_start"])
-            self.windows[key] = merge_states(self.windows.get(key, {}), {sname: state})
+            self.windows[key] = merge_named(self.windows.get(key, {}), {sname: state})
 
 
 def _anomaly_class() -> type[AnomalyCheck]:

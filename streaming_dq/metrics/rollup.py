@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from streaming_dq.metrics.accumulator import merge_states
 from streaming_dq.states import state_from_record
+from streaming_dq.states.keyed import merge_named
 
 __all__ = ["ROLLUP_SCOPE", "roll_up_records"]
 
@@ -64,7 +64,7 @@ def _newest(group: list[dict[str, Any]]) -> dict[str, Any]:
 def _fold_states(scope: str, group: list[dict[str, Any]]) -> dict[str, Any]:
     merged: dict[str, Any] = {}
     for rec in group:
-        merged = merge_states(merged, {"s": state_from_record(rec["kind"], rec)})
+        merged = merge_named(merged, {"s": state_from_record(rec["kind"], rec)})
     newest = _newest(group)
     out = {k: None for k in newest} | {k: newest.get(k) for k in ("gate", *_STATE_KEYS[scope])}
     out |= {"scope": ROLLUP_SCOPE if scope == "batch" else scope, "batch_id": newest.get("batch_id")}

@@ -25,15 +25,16 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from streaming_dq.exceptions import ConfigError
-from streaming_dq.metrics.accumulator import ROWS_STATE, WindowUpdate, merge_states
+from streaming_dq.metrics.accumulator import WindowUpdate
 from streaming_dq.metrics.baseline import VERDICT_COLUMNS
 from streaming_dq.metrics.rollup import ROLLUP_SCOPE, roll_up_records
 from streaming_dq.metrics.windows import UTC_MICROS
 from streaming_dq.states import state_from_record
+from streaming_dq.states.keyed import ROWS_STATE, merge_named
 
 if TYPE_CHECKING:
     from streaming_dq.core.outcome import CheckOutcome, WindowOutcome
-    from streaming_dq.engine.values import BatchStates
+    from streaming_dq.states.keyed import BatchStates
     from streaming_dq.tables import TableWriter
 
 __all__ = ["METRICS_SCHEMA", "MetricsStore", "batch_records", "metrics_table"]
@@ -308,7 +309,7 @@ class MetricsStore:
             if rec["scope"] not in _LIFETIME_SCOPES or (check and rec["check_id"] != check):
                 continue
             state = state_from_record(rec["kind"], rec)
-            out[rec["check_id"]] = merge_states(out.get(rec["check_id"], {}), {rec["state_name"]: state})
+            out[rec["check_id"]] = merge_named(out.get(rec["check_id"], {}), {rec["state_name"]: state})
         return out
 
     def windows(self, gate: str, *, check: str | None = None, window: str | None = None) -> pa.Table:

@@ -22,7 +22,7 @@ from streaming_dq.core.results import AggregateCheckResult
 from streaming_dq.engine.decision import BatchDecision, RowCheckOutcome
 from streaming_dq.engine.plan import MALFORMED_CHECK_ID, ValidationPlan
 from streaming_dq.engine.rules import ERROR_TYPE, ErrorEntry
-from streaming_dq.engine.values import EventTimeStats, WindowStates
+from streaming_dq.engine.values import EventTimeStats
 from streaming_dq.metrics.accumulator import WindowUpdate
 from streaming_dq.metrics.store import anomaly_fields
 from streaming_dq.sink.schemas import (
@@ -36,6 +36,7 @@ from streaming_dq.sink.schemas import (
     conform,
     quarantine_schema,
 )
+from streaming_dq.states.keyed import WindowStates
 
 if TYPE_CHECKING:
     from streaming_dq.core.outcome import MaintenanceReport

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from streaming_dq.config.check_set import CheckSet
     from streaming_dq.engine.decision import BatchDecision
-    from streaming_dq.engine.values import WindowStates
+    from streaming_dq.states.keyed import WindowStates
     from streaming_dq.tables import TableWriter
 
 logger = logging.getLogger("streaming_dq.gate")

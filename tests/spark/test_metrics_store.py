@@ -18,7 +18,6 @@ from streaming_dq.engine.arrow import validate_to_arrow
 from streaming_dq.engine.plan import ValidationPlan
 from streaming_dq.metrics.accumulator import (
     EVENT_TIME_COLUMN,
-    ROWS_STATE,
     WindowAccumulator,
     batch_window_states,
     window_state_columns,
@@ -26,6 +25,7 @@ from streaming_dq.metrics.accumulator import (
 from streaming_dq.metrics.store import MetricsStore
 from streaming_dq.metrics.windows import max_event_time, window_bounds
 from streaming_dq.states import CountState
+from streaming_dq.states.keyed import ROWS_STATE
 from streaming_dq.states.spec import StateSpec
 
 pytestmark = pytest.mark.spark

@@ -17,7 +17,6 @@ from streaming_dq.core.outcome import WindowOutcome
 from streaming_dq.core.scope import WindowScope
 from streaming_dq.metrics.accumulator import (
     EVENT_TIME_COLUMN,
-    ROWS_STATE,
     WindowAccumulator,
     WindowUpdate,
     batch_window_states,
@@ -27,6 +26,7 @@ from streaming_dq.metrics.store import batch_records
 from streaming_dq.metrics.windows import UTC_MICROS, max_event_time, window_bounds
 from streaming_dq.profiles import HolidayProfile, check_id, tag
 from streaming_dq.states import CountState
+from streaming_dq.states.keyed import ROWS_STATE
 from streaming_dq.states.spec import StateSpec
 
 BERLIN = "Europe/Berlin"

@@ -19,9 +19,7 @@ from streaming_dq.core.base_check import ObservableAggregateCheck
 from streaming_dq.core.scope import WindowScope
 from streaming_dq.metrics.accumulator import (
     EVENT_TIME_COLUMN,
-    ROWS_STATE,
     batch_window_states,
-    merge_states,
     state_column_name,
 )
 from streaming_dq.metrics.windows import UTC_MICROS, window_bounds
@@ -33,6 +31,7 @@ from streaming_dq.states import (
     MomentsState,
     SumState,
 )
+from streaming_dq.states.keyed import ROWS_STATE, merge_named
 from streaming_dq.states.spec import StateSpec
 
 T0 = datetime(2025, 10, 24, tzinfo=UTC)
@@ -138,7 +137,7 @@ def test_folding_the_window_states_of_any_split_equals_the_whole(
     folded: dict[Any, dict[str, Any]] = {}
     for a, b in itertools.pairwise(bounds):
         for key, states in batch_window_states([check], table_of("k", rows[a:b]), timezone=zone).items():
-            folded[key] = merge_states(folded.get(key, {}), states)
+            folded[key] = merge_named(folded.get(key, {}), states)
     want = oracle(rows, check.scope.size, zone)  # type: ignore[union-attr]
     assert set(folded) == {("k", start) for start in want}
     for (_, start), states in folded.items():
@@ -199,7 +198,7 @@ def test_hll_states_of_strings_merge_with_each_other() -> None:
 
     a = batch_window_states([check], table([f"u{i}" for i in range(300)] + [None]))
     b = batch_window_states([check], table([f"u{i}" for i in range(200, 500)]))
-    merged = merge_states(a[("d", T0)], b[("d", T0)])
+    merged = merge_named(a[("d", T0)], b[("d", T0)])
     assert isinstance(merged["ids"], HllState)
     assert abs(merged["ids"].value - 500) <= 5
     assert a[("d", T0)][ROWS_STATE] == CountState(301)

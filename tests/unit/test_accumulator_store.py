@@ -16,7 +16,6 @@ from streaming_dq.core.base_check import ObservableAggregateCheck
 from streaming_dq.core.scope import WindowScope
 from streaming_dq.metrics.accumulator import (
     EVENT_TIME_COLUMN,
-    ROWS_STATE,
     WindowAccumulator,
     WindowUpdate,
     batch_window_states,
@@ -24,6 +23,7 @@ from streaming_dq.metrics.accumulator import (
 from streaming_dq.metrics.store import METRICS_SCHEMA, MetricsStore, batch_records, metrics_table
 from streaming_dq.metrics.windows import UTC_MICROS, max_event_time
 from streaming_dq.states import CountState, MomentsState
+from streaming_dq.states.keyed import ROWS_STATE
 from streaming_dq.states.spec import StateSpec
 from streaming_dq.tables import read_table
 

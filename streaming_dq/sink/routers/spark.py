@@ -65,8 +65,8 @@ if TYPE_CHECKING:
 
     from streaming_dq.engine.decision import BatchDecision
     from streaming_dq.engine.plan import ValidationPlan
-    from streaming_dq.engine.values import WindowStates
     from streaming_dq.sink.drift import SchemaDrift
+    from streaming_dq.states.keyed import WindowStates
     from streaming_dq.tables import DeltaTarget, TableWriter
 
 __all__ = ["SparkRouter"]
