@@ -115,8 +115,8 @@ def validate(config: ConfigArg, as_json: JsonOption = False) -> None:
     loaded, problems = inspect_gate_config(config)
     if problems or loaded is None:
         raise _fail_config(problems, as_json=as_json)
+    from streaming_dq.checks.unknown_fields import UnknownFieldsCheck
     from streaming_dq.config.dqx import is_dqx_rules, translate
-    from streaming_dq.sources import UnknownFieldsCheck
 
     dqx = loaded.dialect == "dqx" or (loaded.dialect == "auto" and is_dqx_rules(loaded.checks))
     notes = translate(loaded.checks).notes if dqx else []

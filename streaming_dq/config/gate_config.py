@@ -453,6 +453,52 @@ class SourceSection(_Section):
             return {**fields, **KAFKA_COLUMNS, **key}
         return dict(ddl_columns(self.schema_)) if self.schema_ else None
 
+    @property
+    def permissive(self) -> bool:
+        """Spark's ``PERMISSIVE`` mode (its default): malformed records are kept, not dropped or fatal."""
+        return str(self.options.get("mode", "PERMISSIVE")).upper() == "PERMISSIVE"
+
+    @property
+    def multiline(self) -> bool:
+        """A ``multiLine`` json or csv source: records span lines, so it cannot be read line by line."""
+        return str(self.options.get("multiLine", self.options.get("multiline", "false"))).lower() == "true"
+
+    @property
+    def has_header(self) -> bool:
+        """A csv source whose files start with a header line (``header: true``)."""
+        return str(self.options.get("header", "false")).lower() == "true"
+
+    def unknown_fields_detection(self) -> str | None:
+        """Why undeclared fields cannot be detected on this source (None when they can, or are ignored)."""
+        if self.unknown_fields == "ignore":
+            return None
+        if self.format == "kafka":
+            assert self.value is not None
+            return None if self.value.format == "json" else f"a {self.value.format} payload is not json"
+        if self.format not in ("json", "csv"):
+            return f"a {self.format} source brings its own schema"
+        if self.schema_ is None:
+            return "the source has no schema"
+        if self.format == "csv" and not self.has_header:
+            return (
+                "a csv source without header: true has no column names (a line with more fields is malformed)"
+            )
+        if self.multiline:
+            return f"a multiLine {self.format} source is not read line by line"
+        if not self.permissive:
+            return f"mode {self.options.get('mode')} is not PERMISSIVE"
+        return None
+
+    @property
+    def detects_unknown_fields(self) -> bool:
+        """True when the source is read with the unknown-fields column (``unknown-fields`` not ``ignore``)."""
+        json_value = self.format == "kafka" and self.value is not None and self.value.format == "json"
+        return (
+            (self.format in ("json", "csv") or json_value)
+            and self.unknown_fields != "ignore"
+            and self.unknown_fields_detection() is None
+        )
+
 
 class TargetsSection(_Section):
     """``targets:``: the Delta tables the gate writes, and which writer writes them."""
@@ -700,11 +746,13 @@ class GateConfig(_Section):
         Raises:
             ConfigError: a check is invalid (the field path names it, e.g. ``checks[2].min-value``).
         """
-        from streaming_dq.sources import unknown_fields_check
+        from streaming_dq.checks.unknown_fields import unknown_fields_check
 
         checks = CheckSet().add_checks_from_dicts(self.checks, source=self.source_file, dialect=self.dialect)
-        builtin = unknown_fields_check(self.source, list(self.fail_levels))
-        return checks if builtin is None else checks.add_check(builtin)
+        if not self.source.detects_unknown_fields:
+            return checks
+        column, policy = self.source.unknown_fields_column, self.source.unknown_fields
+        return checks.add_check(unknown_fields_check(column, policy, list(self.fail_levels)))
 
     def profile_objects(self) -> list[Profile]:
         """The profile objects of ``profiles:``, in config order (a public-holiday calendar as one per holiday)."""

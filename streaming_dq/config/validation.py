@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from streaming_dq.checks.unknown_fields import UNKNOWN_FIELDS_CHECK_ID
 from streaming_dq.config.dqx import Dialect
 from streaming_dq.config.errors import ConfigErrors
 from streaming_dq.config.factory import CheckFactory
@@ -31,7 +32,6 @@ from streaming_dq.core.column_types import column_type_problems
 from streaming_dq.exceptions import ConfigError, DuplicateCheckIdError, UnknownCheckTypeError
 from streaming_dq.profiles.config import format_field_path
 from streaming_dq.profiles.selectors import CheckTarget
-from streaming_dq.sources import UNKNOWN_FIELDS_CHECK_ID, detects_unknown_fields, unknown_fields_detection
 
 __all__ = ["BuiltCheck", "build_checks", "cross_problems", "pydantic_problems"]
 
@@ -318,12 +318,12 @@ def _column_refs(built: BuiltCheck) -> list[tuple[str, str]]:
 
 def _unknown_fields_problems(config: GateConfig, built: list[BuiltCheck]) -> list[tuple[str, str]]:
     source, problems = config.source, []
-    why_not = unknown_fields_detection(source)
+    why_not = source.unknown_fields_detection()
     if why_not is not None and "unknown_fields" in source.model_fields_set:
         problems.append(
             ("source.unknown-fields", f"{why_not}: undeclared fields cannot be detected; use ignore")
         )
-    if not detects_unknown_fields(source):
+    if not source.detects_unknown_fields:
         return problems
     if source.unknown_fields_column in (source.columns() or {}):
         problems.append(
@@ -354,7 +354,7 @@ def cross_problems(
     problems += _unknown_fields_problems(config, built)
     if columns is not None:
         known = {**columns, config.source.malformed_column: "string"}
-        if detects_unknown_fields(config.source):
+        if config.source.detects_unknown_fields:
             known[config.source.unknown_fields_column] = "string"
         if event_time is not None and event_time not in known:
             problems.append(("gate.event-time", f"column {event_time!r} is not in source.schema"))

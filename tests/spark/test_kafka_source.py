@@ -1,7 +1,7 @@
 """Kafka sources (#13): decoding on the executors, undecodable messages quarantined with their coordinates, a
 real broker (Apache Kafka in KRaft mode, started once per test session from the JARs `make jars` fetched).
 
-The decoding tests feed :func:`streaming_dq.kafka.decode_kafka` rows shaped as Spark's Kafka reader gives them
+The decoding tests feed :func:`streaming_dq.sources.kafka.decode_kafka` rows shaped as Spark's Kafka reader gives them
 (no broker needed); the job tests produce to the broker with confluent-kafka and run the shipped
 ``jobs/payments_kafka`` config with ``trigger: available-now``.
 """
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from streaming_dq.config.gate_config import SourceSection
 from streaming_dq.config.loader import load_gate_config
 from streaming_dq.job import GateJob
-from streaming_dq.kafka import decode_kafka
+from streaming_dq.sources.kafka import decode_kafka
 from streaming_dq.tables import read_table
 
 pytestmark = pytest.mark.spark

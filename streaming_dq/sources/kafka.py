@@ -31,6 +31,7 @@ from pyspark.sql.types import StructType
 
 from streaming_dq.config.gate_config import KAFKA_COLUMNS
 from streaming_dq.exceptions import ConfigError
+from streaming_dq.sources.json import is_blank, json_records
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -156,7 +157,6 @@ def decode_kafka(raw: DataFrame, source: SourceSection) -> DataFrame:
         raw: A DataFrame with the Kafka reader's columns (streaming or not).
         source: The ``source:`` section (``format: kafka``).
     """
-    from streaming_dq.sources import detects_unknown_fields, is_blank
 
     assert source.value is not None
     value, malformed = source.value, source.malformed_column
@@ -175,12 +175,10 @@ def decode_kafka(raw: DataFrame, source: SourceSection) -> DataFrame:
         return not_decodable.when(corrupt.isNotNull() | is_blank(raw), raw)
 
     if value.format == "json":
-        from streaming_dq.sources import _json_records
-
         schema = _struct(str(value.schema_))
-        unknown = source.unknown_fields_column if detects_unknown_fields(source) else None
+        unknown = source.unknown_fields_column if source.detects_unknown_fields else None
         lines = raw.select(text.alias("value"), *carried)
-        decoded = _json_records(lines, schema, options, malformed, unknown)
+        decoded = json_records(lines, schema, options, malformed, unknown)
         reason = unparsed(F.col(f"`{malformed}`"))
         declared = [F.col(f"`{n}`") for n in schema.fieldNames() if n != malformed]
         return decoded.select(
