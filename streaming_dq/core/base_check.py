@@ -5,8 +5,9 @@ from __future__ import annotations
 import inspect
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
 from streaming_dq.core.severity import Severity, normalize_severity
@@ -319,3 +320,20 @@ class IntegrityCheckMixin:
         if name not in datasets:
             raise MissingReferenceDatasetError(name, sorted(datasets))
         return datasets[name]
+
+
+@runtime_checkable
+class HistoryJudged(Protocol):
+    """A window-scoped check judged against its own history (an anomaly check), as the window accumulator
+    asks it: how far back its baseline reaches, and the verdict of a window from the closed windows before.
+
+    The accumulator keeps each such check's closed windows (``HistoryPoint`` values) within ``lookback``;
+    ``judge`` returns a verdict with ``status``, ``expected``, ``low``, ``high``, ``score``, ``history`` and
+    ``reason`` (``AnomalyVerdict``).
+    """
+
+    lookback: timedelta
+
+    def judge(
+        self, observed: float | None, history: Sequence[Any], start: datetime, *, timezone: str
+    ) -> Any: ...

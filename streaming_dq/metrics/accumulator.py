@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from streaming_dq.core.base_check import ObservableAggregateCheck
+from streaming_dq.core.base_check import HistoryJudged, ObservableAggregateCheck
 from streaming_dq.core.outcome import WindowOutcome
 from streaming_dq.exceptions import ConfigError, InternalError
 from streaming_dq.metrics.baseline import HistoryPoint
@@ -52,7 +52,6 @@ from streaming_dq.states.keyed import ROWS_STATE, merge_named
 if TYPE_CHECKING:
     from pyspark.sql import Column
 
-    from streaming_dq.checks.anomaly import AnomalyCheck
     from streaming_dq.states.spec import StateSpec
 
 __all__ = [
@@ -375,7 +374,7 @@ class WindowAccumulator:
         self.kinds = {c.check_id: _kinds(c) for c in window_checks}
         #: How far back an anomaly check's baseline reaches (its history keeps no more).
         self.lookbacks: dict[str, timedelta] = {
-            c.check_id: c.lookback for c in window_checks if isinstance(c, _anomaly_class())
+            c.check_id: c.lookback for c in window_checks if isinstance(c, HistoryJudged)
         }
         self.profiles = tuple(profiles)
         self.timezone = timezone
@@ -554,7 +553,7 @@ class WindowAccumulator:
             status = (
                 "skipped" if final else "provisional"
             )  # an open window is never final: a restart reads it
-        elif _is_anomaly(check):
+        elif isinstance(check, HistoryJudged):
             adjusted = raw * overrides.metric_multiplier if raw is not None and not math.isnan(raw) else raw
             status, anomaly = self._judge_anomaly(check, start, adjusted, overrides, final=final)
         else:
@@ -683,16 +682,6 @@ class WindowAccumulator:
         if scope == "window":
             key = (cid, rec["window_start"])
             self.windows[key] = merge_named(self.windows.get(key, {}), {sname: state})
-
-
-def _anomaly_class() -> type[AnomalyCheck]:
-    from streaming_dq.checks.anomaly import AnomalyCheck  # the checks import this module's package
-
-    return AnomalyCheck
-
-
-def _is_anomaly(check: Any) -> bool:
-    return isinstance(check, _anomaly_class())
 
 
 def _window_order(item: tuple[WindowKey, Any]) -> tuple[str, bool, datetime]:
