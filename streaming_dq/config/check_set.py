@@ -59,7 +59,7 @@ class CheckSet:
         A list in DQX's rule format (detected, or ``dialect="dqx"``) is translated first
         (:mod:`streaming_dq.config.dqx`); its notes on approximations are logged as warnings.
         """
-        from streaming_dq.config.validation import dialect_items
+        from streaming_dq.config.building import dialect_items
 
         try:
             items, notes = dialect_items(list(raws), prefix=prefix, dialect=dialect)

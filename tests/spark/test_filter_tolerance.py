@@ -13,8 +13,8 @@ import pytest
 from deltalake import DeltaTable
 
 from streaming_dq import BatchDQEngine, CheckSet
+from streaming_dq.config.building import build_checks
 from streaming_dq.config.factory import CheckFactory
-from streaming_dq.config.validation import build_checks
 from streaming_dq.core.tolerance import Tolerance
 from streaming_dq.exceptions import CheckEvaluationError, ConfigError
 
