@@ -14,15 +14,14 @@ batch's rows (``kind = "maintenance"``) and becomes that outcome's ``maintenance
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from streaming_dq.core.outcome import BatchOutcome, CheckOutcome, WindowOutcome
+from streaming_dq.core.outcome import BatchOutcome
+from streaming_dq.core.outcome_rows import decode_outcomes
 
 if TYPE_CHECKING:
-    from streaming_dq.core.outcome import MaintenanceReport
+    pass
 
 __all__ = ["ResultsFollower", "outcomes_from_results"]
 
@@ -81,97 +80,6 @@ class ResultsFollower:
 
 
 def outcomes_from_results(rows: list[dict[str, Any]]) -> list[BatchOutcome]:
-    """Rebuild the :class:`BatchOutcome` of every batch whose ``kind = "batch"`` row is among ``rows``."""
-    by_batch: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for row in rows:
-        by_batch[int(row["batch_id"])].append(row)
-    outcomes = []
-    for batch_id in sorted(by_batch):
-        group = by_batch[batch_id]
-        summary = next((r for r in group if r["kind"] == "batch"), None)
-        if summary is None:  # a table written before the gate recorded batch rows
-            continue
-        duration = float(summary["duration_seconds"] or 0.0)
-        committed = summary["validation_ts"] + timedelta(seconds=duration)
-        outcomes.append(
-            BatchOutcome(
-                gate=summary["gate"],
-                batch_id=batch_id,
-                status="committed",
-                rows_in=int(summary["rows"] or 0),
-                rows_passed=int(summary["rows_passed"] or 0),
-                rows_quarantined=int(summary["rows_quarantined"] or 0),
-                rows_warned=int(summary["rows_warned"] or 0),
-                rows_malformed=int(summary["rows_malformed"] or 0),
-                rows_late=int(summary["rows_late"] or 0),
-                rows_null_event_time=int(summary["rows_null_event_time"] or 0),
-                duration_seconds=duration,
-                committed_at=committed.timestamp(),
-                min_event_time=summary["event_time_min"],
-                max_event_time=summary["event_time_max"],
-                active_profiles=tuple(summary["profiles"] or ()),
-                checks=tuple(_check(r) for r in group if r["kind"] in ("row", "aggregate")),
-                windows=tuple(_window(r) for r in group if r["kind"] == "window"),
-                maintenance=_maintenance([r for r in group if r["kind"] == "maintenance"]),
-            )
-        )
-    return outcomes
-
-
-def _maintenance(rows: list[dict[str, Any]]) -> MaintenanceReport | None:
-    """The maintenance run a batch's rows carry (see ``records.maintenance_rows``); the tables' paths are not
-    stored, only their roles."""
-    from streaming_dq.core.outcome import MaintenanceReport, TableReport
-
-    if not rows:
-        return None
-    tables = tuple(
-        TableReport(
-            role=r["check_id"],
-            uri="",
-            files_after=int(r["rows"] or 0),
-            seconds=float(r["raw_value"] or 0.0),
-            error=r["reason"] if r["status"] == "failed" else None,
-        )
-        for r in rows
-    )
-    first = rows[0]
-    return MaintenanceReport(first["validation_ts"], tables, float(first["duration_seconds"] or 0.0))
-
-
-def _check(row: Mapping[str, Any]) -> CheckOutcome:
-    return CheckOutcome(
-        check_id=row["check_id"],
-        check_type=row["check_type"],
-        kind=row["kind"],
-        severity=row["severity"],
-        status=row["status"],
-        violations=row["violations"],
-        raw_value=row["raw_value"],
-        adjusted_value=row["adjusted_value"],
-        multiplier=float(row["multiplier"] if row["multiplier"] is not None else 1.0),
-        profiles=tuple(row["profiles"] or ()),
-        regime=tuple(row["regime"] or ()),
-    )
-
-
-def _window(row: Mapping[str, Any]) -> WindowOutcome:
-    return WindowOutcome(
-        check_id=row["check_id"],
-        check_type=row["check_type"],
-        window=row["window"],
-        window_start=row["window_start"],
-        window_end=row["window_end"],
-        severity=row["severity"],
-        status=row["status"],
-        raw_value=row["raw_value"],
-        adjusted_value=row["adjusted_value"],
-        multiplier=float(row["multiplier"] if row["multiplier"] is not None else 1.0),
-        profiles=tuple(row["profiles"] or ()),
-        expected_value=row.get("expected_value"),
-        band_low=row.get("band_low"),
-        band_high=row.get("band_high"),
-        score=row.get("score"),
-        history=row.get("history"),
-        reason=row.get("reason"),
-    )
+    """Rebuild the :class:`BatchOutcome` of every batch whose ``kind = "batch"`` row is among ``rows`` (the
+    results codec, :func:`~streaming_dq.core.outcome_rows.decode_outcomes`, the sink writes them with)."""
+    return decode_outcomes(rows)

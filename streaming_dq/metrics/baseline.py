@@ -32,11 +32,8 @@ from datetime import datetime, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
 
-import pyarrow as pa
-
 __all__ = [
     "MAD_SCALE",
-    "VERDICT_COLUMNS",
     "AnomalyVerdict",
     "BandKind",
     "Direction",
@@ -53,14 +50,6 @@ Direction = Literal["both", "above", "below"]
 #: MAD x 1.4826 estimates the standard deviation of normally distributed values.
 MAD_SCALE = 1.4826
 #: The columns an anomaly verdict adds to the results and metrics tables (NULL for other checks).
-VERDICT_COLUMNS: tuple[pa.Field, ...] = (
-    pa.field("expected_value", pa.float64()),
-    pa.field("band_low", pa.float64()),
-    pa.field("band_high", pa.float64()),
-    pa.field("score", pa.float64()),
-    pa.field("history", pa.int64()),
-    pa.field("reason", pa.string()),
-)
 
 
 @dataclass(frozen=True)

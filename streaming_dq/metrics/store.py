@@ -24,16 +24,16 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from streaming_dq.core.outcome_rows import VERDICT_COLUMNS, verdict_fields
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.metrics.accumulator import WindowUpdate
-from streaming_dq.metrics.baseline import VERDICT_COLUMNS
 from streaming_dq.metrics.rollup import ROLLUP_SCOPE, roll_up_records
 from streaming_dq.metrics.windows import UTC_MICROS
 from streaming_dq.states import state_from_record
 from streaming_dq.states.keyed import ROWS_STATE, merge_named
 
 if TYPE_CHECKING:
-    from streaming_dq.core.outcome import CheckOutcome, WindowOutcome
+    from streaming_dq.core.outcome import WindowOutcome
     from streaming_dq.states.keyed import BatchStates
     from streaming_dq.tables import TableWriter
 
@@ -121,16 +121,8 @@ def _result_row(w: WindowOutcome) -> dict[str, Any]:
         "scope": "window-result", "check_id": w.check_id, "check_type": w.check_type, "window": w.window,
         "window_start": w.window_start, "window_end": w.window_end, "status": w.status,
         "severity": w.severity, "raw_value": w.raw_value, "adjusted_value": w.adjusted_value,
-        "multiplier": w.multiplier, "profiles": list(w.profiles), **anomaly_fields(w),
+        "multiplier": w.multiplier, "profiles": list(w.profiles), **verdict_fields(w),
         "in_baseline": w.in_baseline,
-    }  # fmt: skip
-
-
-def anomaly_fields(w: WindowOutcome | CheckOutcome) -> dict[str, Any]:
-    """The columns an anomaly verdict adds to a window's or a batch check's row (NULL for other checks)."""
-    return {
-        "expected_value": w.expected_value, "band_low": w.band_low, "band_high": w.band_high,
-        "score": w.score, "history": w.history, "reason": w.reason,
     }  # fmt: skip
 
 

@@ -5,10 +5,10 @@ Example:
     >>> spec = ReferenceSpec("csv", "/data/customers", schema="customer_id STRING", options={"header": "true"})
 """
 
+from streaming_dq.core.outcome_rows import RESULTS_SCHEMA
 from streaming_dq.sink.drift import SchemaDrift, detect_drift, drift_action
 from streaming_dq.sink.gate import OutcomeRecorder, QualityGate
 from streaming_dq.sink.references import ReferenceDatasetUnavailableError, ReferenceResolver, ReferenceSpec
-from streaming_dq.sink.schemas import RESULTS_SCHEMA
 from streaming_dq.sources import with_corrupt_record_column
 from streaming_dq.tables import AppTransaction, DeltaRsWriter, DeltaTarget, SparkDeltaWriter, TableWriter
 from streaming_dq.tables.spark import has_delta_extension

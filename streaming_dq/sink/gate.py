@@ -30,6 +30,7 @@ from pyspark.sql.types import StructType
 from streaming_dq.config.paths import absolute_location
 from streaming_dq.core.column_types import column_type_problems, is_kind
 from streaming_dq.core.outcome import BatchOutcome, MaintenanceReport, WindowOutcome
+from streaming_dq.core.outcome_rows import RESULTS_SCHEMA
 from streaming_dq.core.severity import Severity, normalize_severity
 from streaming_dq.core.sql import check_filters
 from streaming_dq.engine.plan import ValidationPlan
@@ -73,7 +74,6 @@ from streaming_dq.sink.routers.base import (
     fill_missing,
 )
 from streaming_dq.sink.schemas import (
-    RESULTS_SCHEMA,
     arrow_schema_of,
     quarantine_schema,
 )

@@ -18,19 +18,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from streaming_dq.core.outcome import BatchOutcome, BatchStatus, CheckOutcome, CheckStatus, WindowOutcome
+from streaming_dq.core.outcome_rows import encode_outcome, results_table, window_row
 from streaming_dq.core.results import AggregateCheckResult
 from streaming_dq.engine.decision import BatchDecision, RowCheckOutcome
 from streaming_dq.engine.plan import MALFORMED_CHECK_ID, ValidationPlan
 from streaming_dq.engine.rules import ERROR_TYPE, ErrorEntry
 from streaming_dq.engine.values import EventTimeStats
 from streaming_dq.metrics.accumulator import WindowUpdate
-from streaming_dq.metrics.store import anomaly_fields
 from streaming_dq.sink.schemas import (
     BATCH_ID_COLUMN,
     ERRORS_COLUMN,
     GATE_COLUMN,
     RAW_COLUMN,
-    RESULTS_SCHEMA,
     UTC_TIMESTAMP,
     VALIDATION_TS_COLUMN,
     conform,
@@ -40,9 +39,6 @@ from streaming_dq.states.keyed import WindowStates
 
 if TYPE_CHECKING:
     from streaming_dq.core.outcome import MaintenanceReport
-
-#: ``kind`` of the results rows that carry a maintenance run (one per table), with the batch after the run.
-MAINTENANCE_KIND = "maintenance"
 
 
 @dataclass(frozen=True)
@@ -119,68 +115,24 @@ class RoutedBatch:
         duration_seconds: float | None = None,
         maintenance: MaintenanceReport | None = None,
     ) -> pa.Table:
-        """The results table's rows: the batch's own row, one per check outcome, one per window verdict, and
-        one per table of ``maintenance`` (the run after the previous batch, see :func:`maintenance_rows`)."""
-        rows: list[dict[str, Any]] = [self._batch_row(ctx, update, duration_seconds)]
-        rows += [
-            {
-                "gate": ctx.gate,
-                "batch_id": ctx.batch_id,
-                "app_id": ctx.app_id,
-                "check_id": c.check_id,
-                "check_type": c.check_type,
-                "kind": c.kind,
-                "severity": c.severity,
-                "status": c.status,
-                "violations": c.violations,
-                "rows": self.rows_in,
-                "raw_value": c.raw_value,
-                "multiplier": c.multiplier,
-                "adjusted_value": c.adjusted_value,
-                "profiles": list(c.profiles),
-                "regime": list(c.regime),
-                "event_time_min": self.event_time.min,
-                "event_time_max": self.event_time.max,
-                "validation_ts": ctx.validation_ts,
-                **anomaly_fields(c),
-            }
-            for c in self.checks
-        ]
-        rows += [self._window_row(ctx, w) for w in (update.outcomes if update is not None else ())]
-        if maintenance is not None:
-            rows += maintenance_rows(ctx, maintenance)
-        return pa.Table.from_pylist(rows, schema=RESULTS_SCHEMA)
-
-    def _batch_row(
-        self, ctx: BatchContext, update: WindowUpdate | None, duration_seconds: float | None
-    ) -> dict[str, Any]:
-        return {
-            "gate": ctx.gate,
-            "batch_id": ctx.batch_id,
-            "app_id": ctx.app_id,
-            "kind": "batch",
-            "status": "committed",
-            "rows": self.rows_in,
-            "profiles": list(self.active_profiles),
-            "event_time_min": self.event_time.min,
-            "event_time_max": self.event_time.max,
-            "validation_ts": ctx.validation_ts,
-            "rows_passed": self.rows_passed,
-            "rows_quarantined": self.rows_quarantined,
-            "rows_warned": self.rows_warned,
-            "rows_malformed": self.rows_malformed,
-            "rows_late": update.late_rows if update is not None else 0,
-            "rows_null_event_time": self.event_time.nulls,
-            "duration_seconds": duration_seconds,
-        }
-
-    def _window_row(self, ctx: BatchContext, w: WindowOutcome) -> dict[str, Any]:
-        return window_row(ctx, w, self.event_time)
+        """The results table's rows (:func:`~streaming_dq.core.outcome_rows.encode_outcome`): the batch's own
+        row, one per check outcome, one per window verdict, and one per table of ``maintenance`` (the run after
+        the previous batch)."""
+        outcome = self._outcome(ctx, "committed", duration_seconds or 0.0, update)
+        rows = encode_outcome(
+            outcome, app_id=ctx.app_id, validation_ts=ctx.validation_ts, maintenance=maintenance
+        )
+        return results_table(rows)
 
     def outcome(
         self, ctx: BatchContext, status: BatchStatus, started: float, update: WindowUpdate | None = None
     ) -> BatchOutcome:
         """The :class:`BatchOutcome` of this batch once its commits are done."""
+        return self._outcome(ctx, status, time.monotonic() - started, update)
+
+    def _outcome(
+        self, ctx: BatchContext, status: BatchStatus, duration: float, update: WindowUpdate | None
+    ) -> BatchOutcome:
         return BatchOutcome(
             gate=ctx.gate,
             batch_id=ctx.batch_id,
@@ -191,7 +143,7 @@ class RoutedBatch:
             rows_warned=self.rows_warned,
             rows_malformed=self.rows_malformed,
             rows_null_event_time=self.event_time.nulls,
-            duration_seconds=time.monotonic() - started,
+            duration_seconds=duration,
             committed_at=time.time(),
             min_event_time=self.event_time.min,
             max_event_time=self.event_time.max,
@@ -202,37 +154,11 @@ class RoutedBatch:
         )
 
 
-def window_row(ctx: BatchContext, w: WindowOutcome, event_time: EventTimeStats) -> dict[str, Any]:
-    """The results table's row of one window verdict (``kind = "window"``)."""
-    return {
-        "gate": ctx.gate,
-        "batch_id": ctx.batch_id,
-        "app_id": ctx.app_id,
-        "check_id": w.check_id,
-        "check_type": w.check_type,
-        "kind": "window",
-        "severity": w.severity,
-        "status": w.status,
-        "raw_value": w.raw_value,
-        "multiplier": w.multiplier,
-        "adjusted_value": w.adjusted_value,
-        "profiles": list(w.profiles),
-        "regime": list(w.profiles),
-        "event_time_min": event_time.min,
-        "event_time_max": event_time.max,
-        "validation_ts": ctx.validation_ts,
-        "window": w.window,
-        "window_start": w.window_start,
-        "window_end": w.window_end,
-        **anomaly_fields(w),
-    }
-
-
 def window_results(ctx: BatchContext, windows: Sequence[WindowOutcome]) -> pa.Table:
-    """The results table's rows of window verdicts given outside a batch (the end of the input)."""
-    return pa.Table.from_pylist(
-        [window_row(ctx, w, EventTimeStats()) for w in windows], schema=RESULTS_SCHEMA
-    )
+    """The results rows of window verdicts given outside a batch (the end of the input)."""
+    head = {"gate": ctx.gate, "batch_id": ctx.batch_id, "app_id": ctx.app_id}
+    times = {"event_time_min": None, "event_time_max": None, "validation_ts": ctx.validation_ts}
+    return results_table(window_row(head, w, times) for w in windows)
 
 
 def quarantine_rows(
@@ -345,30 +271,3 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None
-
-
-def maintenance_rows(ctx: BatchContext, report: MaintenanceReport) -> list[dict[str, Any]]:
-    """A maintenance run as results rows, for a reader of the results table (the exporter under Spark Connect).
-
-    One row per table, ``kind = "maintenance"``: ``check_id`` the table's role, ``status`` ``maintained`` or
-    ``failed`` (``reason`` says why), ``rows`` its data files after the run, ``validation_ts`` when the run
-    started, ``duration_seconds`` the whole run, ``raw_value`` the table's share of it. The run happened after the
-    previous batch committed; its rows are written with the next batch's, in that batch's transaction.
-    """
-    return [
-        {
-            "gate": ctx.gate,
-            "batch_id": ctx.batch_id,
-            "app_id": ctx.app_id,
-            "check_id": t.role,
-            "check_type": MAINTENANCE_KIND,
-            "kind": MAINTENANCE_KIND,
-            "status": "failed" if t.error is not None else "maintained",
-            "rows": t.files_after,
-            "raw_value": t.seconds,
-            "validation_ts": report.started_at,
-            "duration_seconds": report.seconds,
-            "reason": t.error,
-        }
-        for t in report.tables
-    ]

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
+from streaming_dq.core.outcome_rows import UTC_TIMESTAMP
 from streaming_dq.engine.rules import ERROR_TYPE
-from streaming_dq.metrics.baseline import VERDICT_COLUMNS
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -28,8 +28,6 @@ BATCH_ID_COLUMN = "_dq_batch_id"
 GATE_COLUMN = "_dq_gate"
 RAW_COLUMN = "_dq_raw"
 
-UTC_TIMESTAMP = pa.timestamp("us", tz="UTC")
-
 #: Columns the quarantine table adds to the input columns, in order.
 QUARANTINE_COLUMNS = pa.schema(
     [
@@ -38,42 +36,6 @@ QUARANTINE_COLUMNS = pa.schema(
         pa.field(BATCH_ID_COLUMN, pa.int64()),
         pa.field(GATE_COLUMN, pa.string()),
         pa.field(RAW_COLUMN, pa.string()),
-    ]
-)
-
-#: One row per check per batch (and per window verdict), plus one ``kind = "batch"`` row per batch with its
-#: row counts (check columns NULL): the results table alone tells what every batch did.
-RESULTS_SCHEMA = pa.schema(
-    [
-        pa.field("gate", pa.string()),
-        pa.field("batch_id", pa.int64()),
-        pa.field("app_id", pa.string()),
-        pa.field("check_id", pa.string()),
-        pa.field("check_type", pa.string()),
-        pa.field("kind", pa.string()),
-        pa.field("severity", pa.string()),
-        pa.field("status", pa.string()),
-        pa.field("violations", pa.int64()),
-        pa.field("rows", pa.int64()),
-        pa.field("raw_value", pa.float64()),
-        pa.field("multiplier", pa.float64()),
-        pa.field("adjusted_value", pa.float64()),
-        pa.field("profiles", pa.list_(pa.string())),
-        pa.field("regime", pa.list_(pa.string())),
-        pa.field("event_time_min", UTC_TIMESTAMP),
-        pa.field("event_time_max", UTC_TIMESTAMP),
-        pa.field("validation_ts", UTC_TIMESTAMP),
-        pa.field("window", pa.string()),
-        pa.field("window_start", UTC_TIMESTAMP),
-        pa.field("window_end", UTC_TIMESTAMP),
-        pa.field("rows_passed", pa.int64()),
-        pa.field("rows_quarantined", pa.int64()),
-        pa.field("rows_warned", pa.int64()),
-        pa.field("rows_malformed", pa.int64()),
-        pa.field("rows_late", pa.int64()),
-        pa.field("rows_null_event_time", pa.int64()),
-        pa.field("duration_seconds", pa.float64()),
-        *VERDICT_COLUMNS,
     ]
 )
 
