@@ -21,7 +21,7 @@ install: $(STAMP)
 # delta-spark, Spark's Kafka reader, spark-avro and a Kafka broker (for the Kafka tests and demo), with what
 # they need beyond Spark's own JARs, with Maven (offline once ~/.m2 holds them).
 $(JARS) &: $(STAMP)
-	$(PY) -m streaming_dq.jvm fetch $(BUNDLES)
+	$(PY) -m streaming_dq.runtime.jvm fetch $(BUNDLES)
 
 jars: $(JARS)
 

@@ -49,7 +49,7 @@ def build_spark() -> Any:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    from streaming_dq.jvm import spark_conf
+    from streaming_dq.runtime.jvm import spark_conf
 
     builder = SparkSession.builder.master("local[2]").appName("streaming-dq-bench-distributed")
     conf = {

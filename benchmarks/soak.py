@@ -174,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     conf = {"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC",
             "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "2g"}  # fmt: skip
     if args.routing == "distributed":
-        from streaming_dq.jvm import spark_conf
+        from streaming_dq.runtime.jvm import spark_conf
 
         conf |= spark_conf(["delta"]) | {"spark.databricks.delta.snapshotPartitions": "2"}
     for key, value in conf.items():

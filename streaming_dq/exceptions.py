@@ -144,7 +144,7 @@ class JarFetchError(StreamingDQError, RuntimeError):
 
 
 class LocalBrokerError(StreamingDQError, RuntimeError):
-    """The local Kafka broker (:mod:`streaming_dq.local_kafka`) did not start: its log's tail says why."""
+    """The local Kafka broker (:mod:`streaming_dq.devtools.local_kafka`) did not start: its log's tail says why."""
 
 
 class ConfigTypeError(ConfigError, TypeError):

@@ -20,7 +20,7 @@ os.environ.setdefault("STREAMING_DQ_JARS", str(REPO / ".jars"))
 def delta_conf() -> dict[str, str]:
     """The conf that loads the fetched delta-spark, Kafka-reader and spark-avro JARs; a clear failure when
     `make jars` has not run."""
-    from streaming_dq.jvm import bundle_jars, jars_home, spark_conf
+    from streaming_dq.runtime.jvm import bundle_jars, jars_home, spark_conf
 
     for bundle in ("delta", "kafka", "avro"):
         if bundle_jars(bundle) is None:
@@ -71,7 +71,7 @@ def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Kafka broker (KRaft, the JARs `make jars` fetched) on 127.0.0.1, once per test session."""
-    from streaming_dq.local_kafka import local_broker
+    from streaming_dq.devtools.local_kafka import local_broker
 
     with local_broker(tmp_path_factory.mktemp("kafka-broker")) as bootstrap:
         yield bootstrap

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pyspark
 
-from streaming_dq.local_kafka import free_port, log_tail, stop_group
+from streaming_dq.devtools.local_kafka import free_port, log_tail, stop_group
 
 SPARK_HOME = Path(pyspark.__file__).parent
 

@@ -49,7 +49,7 @@ Options:
                         'port: \${${METRICS_PORT_VARIABLE}:-9108}' under metrics.prometheus.
   --delta-package COORD Maven coordinate of delta-spark (default: ${DELTA_PACKAGE_DEFAULT});
                         'none' when the Delta JARs are already on the cluster's classpath.
-  --fetched-jars        Ship the delta-spark JARs 'make jars' fetched (python -m streaming_dq.jvm fetch
+  --fetched-jars        Ship the delta-spark JARs 'make jars' fetched (python -m streaming_dq.runtime.jvm fetch
                         delta; \$STREAMING_DQ_JARS) with --jars instead of resolving --packages: offline.
   --driver-script PATH  driver.py as spark-submit should see it (default: ${script_dir}/driver.py;
                         e.g. local:///opt/streaming-dq/driver.py inside an image)
@@ -196,7 +196,7 @@ if [[ -n "${master}" ]]; then
 fi
 command+=(--deploy-mode "${deploy_mode}" --name "${app_name}")
 if [[ "${fetched_jars}" == true ]]; then
-  jars="$("${python}" -m streaming_dq.jvm jars delta)" || die "no fetched delta-spark JARs (make jars)"
+  jars="$("${python}" -m streaming_dq.runtime.jvm jars delta)" || die "no fetched delta-spark JARs (make jars)"
   command+=(--jars "${jars}")
 elif [[ "${delta_package}" != "none" ]]; then
   command+=(--packages "${delta_package}")

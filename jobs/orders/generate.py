@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from streaming_dq.landing import write_landing_file
+from streaming_dq.devtools.landing import write_landing_file
 
 HERE = Path(__file__).resolve().parent
 CURRENCIES = ("EUR", "EUR", "EUR", "USD", "GBP")

@@ -1,7 +1,7 @@
 """The Kafka job end to end on this machine: ``make demo-kafka`` (or ``python jobs/payments_kafka/demo.py``).
 
 Starts a local Apache Kafka broker (KRaft, from the JARs ``make jars`` fetched; see
-``streaming_dq.local_kafka``), produces 2,000 payment events with faults (``generate.py``), runs
+``streaming_dq.devtools.local_kafka``), produces 2,000 payment events with faults (``generate.py``), runs
 ``streaming-dq run payments.yaml`` against it with ``trigger: available-now``, and reads the tables back:
 every message is in the pass or the quarantine table once, and each undecodable one is shown with the
 topic, partition and offset to find it by. The broker and the tables live in a temporary folder
@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE))
 
 from generate import produce  # noqa: E402
 
-from streaming_dq.local_kafka import local_broker  # noqa: E402
+from streaming_dq.devtools.local_kafka import local_broker  # noqa: E402
 from streaming_dq.tables import read_table  # noqa: E402
 
 

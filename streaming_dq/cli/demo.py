@@ -5,7 +5,7 @@ What :func:`run_demo` does:
 1. wipes and recreates the work folder (``.demo/`` by default), writes the customers reference, the landing
    files of 18-20 December 2025 (:mod:`streaming_dq.cli.demo_data`) and the job's config (``demo.yaml``,
    shipped as package data, with the demo's volumes filled in);
-2. runs the job with :class:`~streaming_dq.job.GateJob`, exactly as ``streaming-dq run`` does: local Spark,
+2. runs the job with :class:`~streaming_dq.runtime.job.GateJob`, exactly as ``streaming-dq run`` does: local Spark,
    ``readStream`` of one file per micro-batch (available-now), the quality gate, Delta tables written with
    delta-rs, ``/metrics`` served on 127.0.0.1 (a free port when the asked one is taken); one line per batch;
 3. the producer ships version 2 with a new ``coupon_code`` field: the demo writes 21-22 December, adds the
@@ -293,7 +293,7 @@ def run_phase(
     Returns:
         The config that ran (with the port actually asked for) and the stream's error (None: it succeeded).
     """
-    from streaming_dq.job import GateJob
+    from streaming_dq.runtime.job import GateJob
 
     config = with_port(config, port)
     for attempt in range(2):
@@ -346,7 +346,7 @@ def quiet_spark(config: GateConfig, workdir: Path) -> GateConfig:
 
 
 def _start_session(config: GateConfig, console: Console) -> tuple[SparkSession, bool]:
-    from streaming_dq.job import build_spark_session
+    from streaming_dq.runtime.job import build_spark_session
 
     with console.status(f"starting Spark ({config.spark.master}) ..."):
         started = time.monotonic()

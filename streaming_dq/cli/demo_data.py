@@ -31,7 +31,7 @@ from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from streaming_dq.landing import write_landing_file
+from streaming_dq.devtools.landing import write_landing_file
 
 __all__ = ["DemoDay", "DemoPlan", "LandingFile", "write_customers", "write_landing"]
 

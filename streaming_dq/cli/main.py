@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from streaming_dq.config.gate_config import GateConfig
     from streaming_dq.core.outcome import BatchOutcome, WindowOutcome
-    from streaming_dq.job import JobTotals
+    from streaming_dq.runtime.job import JobTotals
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -346,7 +346,7 @@ def run(
         JarFetchError,
         MissingReferenceDatasetError,
     )
-    from streaming_dq.job import GateJob
+    from streaming_dq.runtime.job import GateJob
 
     out, err = _console(), _console(stderr=True)
     try:
@@ -474,7 +474,7 @@ def suggest(
     """
     from streaming_dq.cli.checking import read_data
     from streaming_dq.config.gate_config import SparkSection
-    from streaming_dq.job import build_spark_session
+    from streaming_dq.runtime.job import build_spark_session
     from streaming_dq.suggest import profile, render_yaml, suggest_checks
 
     if "://" not in str(data) and not data.exists():

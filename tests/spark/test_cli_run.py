@@ -191,7 +191,7 @@ def test_a_processing_time_job_runs_until_stopped_in_an_existing_session(
 
     from streaming_dq.config.gate_config import Trigger
     from streaming_dq.config.loader import load_gate_config
-    from streaming_dq.job import GateJob
+    from streaming_dq.runtime.job import GateJob
 
     config_path, summary = make_orders_job(tmp_path, batches=1, rows=20)
     config = load_gate_config(config_path).with_trigger(Trigger("1 second"))

@@ -12,7 +12,7 @@ import pytest
 
 from streaming_dq.config.loader import load_gate_config
 from streaming_dq.core.outcome import BatchOutcome
-from streaming_dq.job import GateJob
+from streaming_dq.runtime.job import GateJob
 from streaming_dq.tables import read_table
 
 pytestmark = pytest.mark.spark

@@ -15,7 +15,7 @@ import pytest
 from jobs_support import REPO, in_order, make_orders_job
 
 from streaming_dq.config.loader import load_gate_config
-from streaming_dq.job import GateJob
+from streaming_dq.runtime.job import GateJob
 from streaming_dq.tables import read_table
 
 pytestmark = pytest.mark.spark

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from streaming_dq.cli.main import app
 from streaming_dq.config.loader import load_gate_config
 from streaming_dq.core.outcome import BatchOutcome
-from streaming_dq.job import GateJob
+from streaming_dq.runtime.job import GateJob
 from streaming_dq.tables import read_table
 
 pytestmark = pytest.mark.spark

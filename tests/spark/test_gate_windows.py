@@ -154,7 +154,7 @@ def test_reopen_rejudges_a_closed_day_within_its_horizon_and_counts_later_rows_l
 
 def test_the_late_data_settings_reach_the_gates_window_accumulator(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from streaming_dq.config.loader import load_gate_config
-    from streaming_dq.job import GateJob
+    from streaming_dq.runtime.job import GateJob
 
     orders_yaml = Path(__file__).resolve().parents[2] / "jobs" / "orders" / "orders.yaml"
     text = (orders_yaml.read_text().replace("late-data: count ", "late-data: reopen")

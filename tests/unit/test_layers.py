@@ -88,3 +88,10 @@ def test_no_import_circle_between_modules() -> None:
         graph[name] = {m for m in graph[name] if not m.startswith(f"{name}.")}
     circles = _cycles(graph)
     assert circles == []  # 4 before the redesign
+
+
+def test_the_checkout_s_jar_folder_is_found_from_the_runtime_package() -> None:
+    """``make jars`` fills ``.jars`` at the checkout's root; the JVM module finds it from where it lives."""
+    from streaming_dq.runtime.jvm import CHECKOUT_JARS
+
+    assert CHECKOUT_JARS == REPO / ".jars"

@@ -44,16 +44,16 @@ def broker_classpath() -> str:
     """The broker's classpath: the fetched ``kafka-broker`` bundle.
 
     Raises:
-        ConfigError: the bundle was not fetched (``make jars`` or ``python -m streaming_dq.jvm fetch
+        ConfigError: the bundle was not fetched (``make jars`` or ``python -m streaming_dq.runtime.jvm fetch
             kafka-broker`` does it).
     """
-    from streaming_dq.jvm import bundle_jars, jars_home
+    from streaming_dq.runtime.jvm import bundle_jars, jars_home
 
     jars = bundle_jars("kafka-broker")
     if jars is None:
         raise ConfigError(
             f"no Kafka broker JARs in {jars_home() / 'kafka-broker'}: run `make jars` "
-            "(or python -m streaming_dq.jvm fetch kafka-broker)"
+            "(or python -m streaming_dq.runtime.jvm fetch kafka-broker)"
         )
     return os.pathsep.join(str(j) for j in jars)
 

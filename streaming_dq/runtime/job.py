@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from streaming_dq.config.gate_config import GateConfig, SourceSection, SparkSection
 from streaming_dq.core.base_check import BaseCheck, BaseRowCheck
 from streaming_dq.core.outcome import BatchOutcome, CheckKind, WindowOutcome
-from streaming_dq.jvm import BundleName
+from streaming_dq.runtime.jvm import BundleName
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -64,7 +64,7 @@ def build_spark_session(
     ``spark.conf`` entries override :data:`SPARK_DEFAULTS` (and :data:`LOCAL_DEFAULTS` on a ``local`` master).
     With ``writer: spark`` (or ``auto`` on a cluster master, or ``delta=True``: a Delta source or reference
     table is read) the session loads delta-spark, its SQL extension
-    and catalog (:func:`streaming_dq.jvm.spark_conf`: the JARs ``make jars`` fetched, else Spark resolves them
+    and catalog (:func:`streaming_dq.runtime.jvm.spark_conf`: the JARs ``make jars`` fetched, else Spark resolves them
     from Maven Central); ``bundles`` (``kafka``, ``avro``) are loaded the same way; ``spark.jars`` and
     ``spark.jars.packages`` given in ``spark.conf`` are added to those. With ``spark.remote`` the job connects to a Spark Connect server instead (whose JARs are its own).
     Python workers use this interpreter unless ``PYSPARK_PYTHON`` says otherwise.
@@ -97,7 +97,7 @@ def build_spark_session(
         if joined:
             conf[key] = ",".join(joined)
     if conf.get("spark.jars.packages"):  # Maven Central only, unless spark.conf says otherwise
-        from streaming_dq.jvm import ivy_settings
+        from streaming_dq.runtime.jvm import ivy_settings
 
         conf.setdefault("spark.jars.ivySettings", str(ivy_settings()))
     builder = SparkSession.builder.master(spark.master).appName(spark.app_name or app_name)
@@ -108,7 +108,7 @@ def build_spark_session(
     except Exception as exc:
         packages = conf.get("spark.jars.packages")
         if packages and "JAVA_GATEWAY_EXITED" in str(exc):  # spark-submit's resolution failed: say what
-            from streaming_dq.jvm import resolution_error
+            from streaming_dq.runtime.jvm import resolution_error
 
             raise resolution_error(packages.split(","), conf.get("spark.jars.ivySettings")) from exc
         raise
@@ -134,7 +134,7 @@ def _log_options(level: str) -> list[str]:
 
 
 def _jar_conf(local: bool, bundles: Sequence[BundleName]) -> dict[str, str]:
-    from streaming_dq.jvm import spark_conf
+    from streaming_dq.runtime.jvm import spark_conf
 
     if not bundles:
         return {}

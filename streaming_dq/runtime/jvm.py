@@ -116,7 +116,7 @@ def bundle(name: BundleName, *, spark_version: str | None = None) -> tuple[Maven
 
 
 #: The project folder ``make jars`` fills, when the package runs from a checkout (an editable install).
-CHECKOUT_JARS = Path(__file__).resolve().parent.parent / ".jars"
+CHECKOUT_JARS = Path(__file__).resolve().parents[2] / ".jars"
 
 
 def jars_home() -> Path:
@@ -275,7 +275,7 @@ def resolution_error(packages: Sequence[str], settings: str | None) -> JarFetchE
     coordinates = ",".join(packages)
     ours = [name for name in BUNDLES if any(a.coordinate in packages for a in bundle(name))]
     fix = (
-        f"fetch them once with `python -m streaming_dq.jvm fetch {' '.join(ours)}` (Maven; what `make jars` "
+        f"fetch them once with `python -m streaming_dq.runtime.jvm fetch {' '.join(ours)}` (Maven; what `make jars` "
         "runs; STREAMING_DQ_JARS names the folder), or check the network and proxy to Maven Central"
         if ours
         else "check the coordinates in spark.conf's spark.jars.packages, and the network to Maven Central"
@@ -312,12 +312,12 @@ def _ivy_failure(packages: Sequence[str], settings: str | None) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m streaming_dq.jvm fetch|conf|jars BUNDLE... [--home DIR]``.
+    """``python -m streaming_dq.runtime.jvm fetch|conf|jars BUNDLE... [--home DIR]``.
 
     ``fetch`` is what ``make jars`` runs; ``conf`` prints the Spark conf as JSON; ``jars`` prints the fetched
     JARs comma-separated, for ``spark-submit --jars`` (exit 1 when a bundle was not fetched).
     """
-    parser = argparse.ArgumentParser(prog="python -m streaming_dq.jvm")
+    parser = argparse.ArgumentParser(prog="python -m streaming_dq.runtime.jvm")
     parser.add_argument("command", choices=["fetch", "conf", "jars"])
     parser.add_argument("bundles", nargs="+", choices=BUNDLES)
     parser.add_argument("--home", type=Path, default=None)
@@ -330,7 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             found = [bundle_jars(name, home=args.home) for name in args.bundles]
             missing = [name for name, jars in zip(args.bundles, found, strict=True) if jars is None]
             if missing:
-                print(f"error: not fetched: {', '.join(missing)} (run: python -m streaming_dq.jvm fetch "
+                print(f"error: not fetched: {', '.join(missing)} (run: python -m streaming_dq.runtime.jvm fetch "
                       f"{' '.join(missing)})", file=sys.stderr)  # fmt: skip
                 return 1
             print(",".join(str(j) for jars in found for j in jars or ()))
