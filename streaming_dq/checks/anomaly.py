@@ -37,7 +37,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -55,21 +55,14 @@ from streaming_dq.checks.metric import (
 from streaming_dq.checks.wording import number
 from streaming_dq.core.base_check import BaseCheck, ObservableAggregateCheck
 from streaming_dq.core.base_config import BaseAggregateCheckConfig, kebab
+from streaming_dq.core.modes import BandKind, Direction, Season
 from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
 from streaming_dq.core.scope import parse_duration
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.suggest import did_you_mean
 from streaming_dq.exceptions import ConfigError, InternalError
-from streaming_dq.metrics.baseline import (
-    AnomalyVerdict,
-    BandKind,
-    Direction,
-    HistoryPoint,
-    Season,
-    judge_anomaly,
-    pick_baseline,
-)
+from streaming_dq.metrics.baseline import AnomalyVerdict, HistoryPoint, judge_anomaly, pick_baseline
 from streaming_dq.states.spec import StateSpec
 
 __all__ = ["METRICS", "AnomalyCheck", "AnomalyCheckConfig", "metric_source", "verdict_fields"]
@@ -343,7 +336,7 @@ class AnomalyBaseline(_Model):
 
     windows: int = Field(default=4, ge=1, le=1000)
     batches: int | None = Field(default=None, ge=1, le=10000, description="Batch-scoped: the last N batches.")
-    season: Literal["none", "daily", "weekly"] = "none"
+    season: Season = "none"
     lookback: str | None = Field(
         default=None, description="How far back a baseline may reach, e.g. '90 days'."
     )
@@ -398,7 +391,7 @@ class AnomalyCheckConfig(BaseAggregateCheckConfig):
     baseline: AnomalyBaseline = AnomalyBaseline()
     band: AnomalyBand = AnomalyBand(relative=0.15)
     min_history: int | None = Field(default=None, ge=1)
-    direction: Literal["both", "above", "below"] = "both"
+    direction: Direction = "both"
 
     @model_validator(mode="after")
     def _window_or_batches(self) -> AnomalyCheckConfig:

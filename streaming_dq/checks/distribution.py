@@ -40,6 +40,9 @@ from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import col
 from streaming_dq.exceptions import CheckEvaluationError, ConfigError
 
+#: How far two distributions are apart: the total variation, or the largest single-value deviation.
+Distance = Literal["total-variation", "max-deviation"]
+
 #: How many values a report names at most.
 _SHOWN = 5
 
@@ -96,7 +99,7 @@ class InDistributionCheck(MetricDetails, _ValueCounts, BaseAggregateCheck):
         column: str,
         expected: Mapping[Any, float],
         max_distance: float,
-        distance: Literal["total-variation", "max-deviation"] = "total-variation",
+        distance: Distance = "total-variation",
         max_values: int = 10_000,
         severity: Severity = Severity.CRITICAL,
         **kw: Any,
@@ -251,7 +254,7 @@ class InDistributionCheckConfig(_CategoricalConfig):
     check_class: ClassVar[type[BaseCheck]] = InDistributionCheck
     expected: dict[str, float] = Field(min_length=1)
     max_distance: float = Field(ge=0.0, le=1.0)
-    distance: Literal["total-variation", "max-deviation"] = "total-variation"
+    distance: Distance = "total-variation"
 
     @field_validator("expected", mode="before")
     @classmethod

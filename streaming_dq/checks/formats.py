@@ -50,6 +50,9 @@ _IPV6_HEX = (
     )
     + ")$"
 )
+
+#: The letter case a column must be in.
+LetterCase = Literal["upper", "lower"]
 _IPV4_TAIL = rf":{_OCTET}(\.{_OCTET}){{3}}$"
 _LABEL = "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _ATOM = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
@@ -80,7 +83,7 @@ class StringCaseCheck(ValueRuleCheck):
         self,
         check_id: str,
         columns: Sequence[str],
-        case: Literal["upper", "lower"],
+        case: LetterCase,
         treat_null_as_failure: bool = False,
         severity: Severity = Severity.CRITICAL,
         **kw: Any,
@@ -447,7 +450,7 @@ class StringCaseCheckConfig(ValueRuleConfig):
     """``{check: string-case-check, check-id, columns: [...], case: upper | lower}``."""
 
     check_class: ClassVar[type[BaseCheck]] = StringCaseCheck
-    case: Literal["upper", "lower"]
+    case: LetterCase
 
 
 @register_check_config(check_name="email-format-check")

@@ -30,6 +30,9 @@ from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import col
 
+#: The order a sequence must keep.
+SequenceDirection = Literal["increasing", "decreasing"]
+
 
 class MonotonicCheck(BaseRowCheck):
     """Fails a row whose ``column`` goes against ``direction`` relative to the rows before it (see the module)."""
@@ -40,7 +43,7 @@ class MonotonicCheck(BaseRowCheck):
         column: str,
         order_by: str,
         group_by: list[str] | None = None,
-        direction: Literal["increasing", "decreasing"] = "increasing",
+        direction: SequenceDirection = "increasing",
         strict: bool = False,
         treat_null_as_failure: bool = False,
         severity: Severity = Severity.CRITICAL,
@@ -106,6 +109,6 @@ class MonotonicCheckConfig(BaseRowCheckConfig):
     column: str = Field(min_length=1)
     order_by: str = Field(min_length=1)
     group_by: list[str] | None = None
-    direction: Literal["increasing", "decreasing"] = "increasing"
+    direction: SequenceDirection = "increasing"
     strict: bool = False
     treat_null_as_failure: bool = False

@@ -10,12 +10,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from streaming_dq.config.dqx import Dialect
 from streaming_dq.config.errors import ConfigErrors, pydantic_problems
 from streaming_dq.config.factory import CheckFactory
 from streaming_dq.config.registry import CheckConfigRegistry
 from streaming_dq.core.base_check import BaseCheck
 from streaming_dq.core.base_config import BaseCheckConfig
+from streaming_dq.core.modes import Dialect
 from streaming_dq.exceptions import ConfigError, DuplicateCheckIdError, UnknownCheckTypeError
 
 __all__ = ["BuiltCheck", "build_checks", "dialect_items"]

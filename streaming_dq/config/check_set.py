@@ -10,11 +10,11 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from streaming_dq.config.dqx import Dialect
 from streaming_dq.config.errors import raise_config_error
 from streaming_dq.config.factory import CheckFactory
 from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck, BaseRowCheck
 from streaming_dq.core.base_config import BaseCheckConfig
+from streaming_dq.core.modes import Dialect
 from streaming_dq.exceptions import ConfigError, DuplicateCheckIdError
 
 _log = logging.getLogger("streaming_dq.config")

@@ -22,17 +22,14 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any
 
 from streaming_dq.config.errors import ConfigErrors
 from streaming_dq.core.sql import quote
 from streaming_dq.core.suggest import did_you_mean
 from streaming_dq.exceptions import ConfigError
 
-__all__ = ["FUNCTIONS", "UNSUPPORTED", "Dialect", "Translation", "is_dqx_rules", "translate"]
-
-#: The format of a list of checks: detected (``auto``), ours (``native``) or Databricks Labs DQX's.
-Dialect = Literal["auto", "native", "dqx"]
+__all__ = ["FUNCTIONS", "UNSUPPORTED", "Translation", "is_dqx_rules", "translate"]
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 

@@ -48,6 +48,19 @@ from pydantic import (
 
 from streaming_dq.config.check_set import CheckSet
 from streaming_dq.core.base_config import kebab
+from streaming_dq.core.modes import (
+    AggregateFailurePolicy,
+    CloseWindows,
+    Dialect,
+    DriftPolicy,
+    FileFormat,
+    LateDataPolicy,
+    Routing,
+    SourceFormat,
+    UnknownFields,
+    WriterName,
+    choices,
+)
 from streaming_dq.core.scope import parse_duration
 from streaming_dq.core.severity import Severity, normalize_severity
 from streaming_dq.exceptions import ConfigError
@@ -76,9 +89,7 @@ __all__ = [
     "parse_trigger",
 ]
 
-FileFormat = Literal["json", "csv", "parquet", "orc", "text", "delta"]
-SourceFormat = Literal["json", "csv", "parquet", "orc", "text", "delta", "kafka"]
-FILE_FORMATS: tuple[str, ...] = ("json", "csv", "parquet", "orc", "text", "delta")
+FILE_FORMATS: tuple[str, ...] = choices(FileFormat)
 """Source and reference formats a gate config accepts (``delta`` needs the delta-spark JARs to stream)."""
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
@@ -287,7 +298,7 @@ class GateSection(_Section):
         description="How far behind the largest event time seen a row may arrive before its window closes, "
         "e.g. '2 hours'.",
     )
-    late_data: Literal["count", "reopen"] = Field(
+    late_data: LateDataPolicy = Field(
         default="count",
         description="Rows of an already closed window: 'count' them as late (not merged), or 'reopen' the window.",
     )
@@ -296,7 +307,7 @@ class GateSection(_Section):
         description="With late-data 'reopen': how long after the watermark passed a window's end its late rows "
         "still reopen it; older windows leave memory and their late rows are counted, e.g. '30 days'.",
     )
-    close_windows: Literal["never", "at-end"] = Field(
+    close_windows: CloseWindows = Field(
         default="never",
         description="'at-end': when an available-now run has drained its input, judge the event-time windows "
         "still open (a finite input's last window otherwise stays provisional); 'never' waits for later data.",
@@ -394,7 +405,7 @@ class SourceSection(_Section):
         default="_corrupt_record",
         description="Column that holds the raw text of malformed json/csv records (PERMISSIVE mode).",
     )
-    unknown_fields: Literal["ignore", "warn", "quarantine"] = Field(
+    unknown_fields: UnknownFields = Field(
         default="warn",
         description="JSON keys the schema does not declare: kept as JSON in unknown-fields-column and counted "
         "by the built-in unknown-fields check (warn: the row passes, warned; quarantine: the row is "
@@ -507,10 +518,10 @@ class TargetsSection(_Section):
     quarantine: NonEmpty = Field(description="Delta table of the failed rows, with their reasons.")
     results: NonEmpty | None = Field(default=None, description="Delta table: one row per check per batch.")
     metrics: NonEmpty | None = Field(default=None, description="Delta table of mergeable metric states.")
-    writer: Literal["auto", "delta-rs", "spark"] = Field(
+    writer: WriterName = Field(
         default="auto", description="auto: Spark's Delta writer when the session has it, else delta-rs."
     )
-    routing: Literal["auto", "driver", "distributed"] = Field(
+    routing: Routing = Field(
         default="auto",
         description="driver: collect each batch to the driver and split it in Arrow (one Spark job); "
         "distributed: keep the rows on the executors (needs writer spark); auto: distributed when the "
@@ -708,8 +719,8 @@ class GateConfig(_Section):
             description="Severities whose failures quarantine a row.",
         )
     )
-    on_aggregate_failure: Literal["quarantine-batch", "stop"] = "quarantine-batch"
-    schema_drift: Literal["merge", "quarantine", "stop"] | None = Field(
+    on_aggregate_failure: AggregateFailurePolicy = "quarantine-batch"
+    schema_drift: DriftPolicy | None = Field(
         default=None, description="null: merge added nullable columns, quarantine incompatible changes."
     )
     reference_datasets: dict[str, ReferenceDatasetConfig] = Field(default_factory=dict)
@@ -721,7 +732,7 @@ class GateConfig(_Section):
         min_length=1,
         description="Check definitions: {check: <name>, check-id: ..., <parameters>}, or DQX rules.",
     )
-    dialect: Literal["auto", "native", "dqx"] = Field(
+    dialect: Dialect = Field(
         default="auto",
         description="The format of checks: detected (auto), ours (native) or DQX's rules (dqx).",
     )

@@ -34,10 +34,11 @@ from pydantic import ValidationError
 
 from streaming_dq.config.building import BuiltCheck, build_checks
 from streaming_dq.config.check_set import CheckSet
-from streaming_dq.config.dqx import Dialect, is_dqx_rules, translate
+from streaming_dq.config.dqx import is_dqx_rules, translate
 from streaming_dq.config.errors import ConfigErrors, format_loc, pydantic_problems
 from streaming_dq.config.gate_config import GateConfig
 from streaming_dq.config.validation import cross_problems
+from streaming_dq.core.modes import Dialect
 from streaming_dq.exceptions import ConfigError
 
 __all__ = [

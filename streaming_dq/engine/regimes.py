@@ -16,6 +16,9 @@ from pyspark.sql import functions as F
 from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck
 from streaming_dq.core.severity import Severity
 
+#: How a fired check counts in a regime.
+VerdictKind = Literal["off", "fail", "warn"]
+
 REGIME_COLUMN = "__dq_regime"
 MASK_COLUMN = "__dq_regime_mask"
 
@@ -24,7 +27,7 @@ MASK_COLUMN = "__dq_regime_mask"
 class Verdict:
     """How a fired check counts in a regime: ``off`` (disabled), ``fail`` or ``warn``."""
 
-    kind: Literal["off", "fail", "warn"]
+    kind: VerdictKind
     severity: Severity
 
 
@@ -103,9 +106,7 @@ class RegimeTable:
             applied.setdefault(key, []).extend(profs)
         groups = []
         for (disabled, mult, sev, part), ords in by_key.items():
-            kind: Literal["off", "fail", "warn"] = (
-                "off" if disabled else ("fail" if sev in self.fail_levels else "warn")
-            )
+            kind: VerdictKind = "off" if disabled else ("fail" if sev in self.fail_levels else "warn")
             names = tuple(dict.fromkeys(n for r in ords for n in self.names(r)))
             groups.append(
                 OverrideGroup(

@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from streaming_dq.core.base_check import HistoryJudged, ObservableAggregateCheck
+from streaming_dq.core.modes import LateDataPolicy
 from streaming_dq.core.outcome import WindowOutcome
 from streaming_dq.exceptions import ConfigError, InternalError
 from streaming_dq.metrics.baseline import HistoryPoint
@@ -67,7 +68,6 @@ __all__ = [
     "window_state_columns",
 ]
 
-LateDataPolicy = Literal["count", "reopen"]
 WindowKey = tuple[str, datetime | None]
 """(check id, window start in UTC); a None start holds the rows whose event time is NULL."""
 

@@ -29,8 +29,10 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal
 from zoneinfo import ZoneInfo
+
+from streaming_dq.core.modes import BandKind, Direction, Season
+from streaming_dq.core.results import AggregateStatus
 
 __all__ = [
     "MAD_SCALE",
@@ -44,9 +46,6 @@ __all__ = [
     "season_key",
 ]
 
-BandKind = Literal["relative", "stddevs", "mad"]
-Season = Literal["none", "daily", "weekly"]
-Direction = Literal["both", "above", "below"]
 #: MAD x 1.4826 estimates the standard deviation of normally distributed values.
 MAD_SCALE = 1.4826
 #: The columns an anomaly verdict adds to the results and metrics tables (NULL for other checks).
@@ -84,7 +83,7 @@ class AnomalyVerdict:
         reason: Why it was skipped, else None.
     """
 
-    status: Literal["passed", "failed", "skipped"]
+    status: AggregateStatus
     observed: float | None
     expected: float | None = None
     low: float | None = None

@@ -16,15 +16,12 @@ A type change cannot be merged into a Delta table without rewriting it, so ``mer
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import pyarrow as pa
 
+from streaming_dq.core.modes import DriftAction, DriftPolicy
 from streaming_dq.sink.schemas import normalize_type
 
-DriftPolicy = Literal["merge", "quarantine", "stop"]
-DriftAction = Literal["proceed", "merge", "quarantine", "stop"]
-DRIFT_POLICIES: tuple[DriftPolicy, ...] = ("merge", "quarantine", "stop")
 DRIFT_CHECK_ID = "schema-drift"
 
 

@@ -22,13 +22,23 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
 from streaming_dq.config.paths import absolute_location
 from streaming_dq.core.column_types import column_type_problems, is_kind
+from streaming_dq.core.modes import (
+    AggregateFailurePolicy,
+    DriftAction,
+    DriftPolicy,
+    LateDataPolicy,
+    Routing,
+    TargetRole,
+    WriterName,
+    choice,
+)
 from streaming_dq.core.outcome import BatchOutcome, MaintenanceReport, WindowOutcome
 from streaming_dq.core.outcome_rows import RESULTS_SCHEMA
 from streaming_dq.core.severity import Severity, normalize_severity
@@ -54,30 +64,16 @@ from streaming_dq.profiles.event_time import time_zone
 from streaming_dq.profiles.public_holidays import expand_profiles
 from streaming_dq.sink.batch_history import BatchHistory, batch_anomaly_checks
 from streaming_dq.sink.checkpoint import clear_unstarted_offsets, read_query_id
-from streaming_dq.sink.drift import (
-    DRIFT_POLICIES,
-    DriftAction,
-    DriftPolicy,
-    SchemaDrift,
-    detect_drift,
-    drift_action,
-)
+from streaming_dq.sink.drift import SchemaDrift, detect_drift, drift_action
 from streaming_dq.sink.records import BatchContext, RoutedBatch, check_outcomes, window_results
 from streaming_dq.sink.references import ReferenceResolver, ReferenceSpec
 from streaming_dq.sink.routers import choose_router
-from streaming_dq.sink.routers.base import (
-    ROUTINGS,
-    BatchJob,
-    Router,
-    Routing,
-    TargetRole,
-    fill_missing,
-)
+from streaming_dq.sink.routers.base import BatchJob, Router, fill_missing
 from streaming_dq.sink.schemas import (
     arrow_schema_of,
     quarantine_schema,
 )
-from streaming_dq.sink.windows import LateDataPolicy, MetricsTracker
+from streaming_dq.sink.windows import MetricsTracker
 from streaming_dq.sources import DEFAULT_MALFORMED_COLUMN
 from streaming_dq.tables import AppTransaction, DeltaRsWriter, DeltaTarget, SparkDeltaWriter, TableWriter
 from streaming_dq.tables.spark import has_delta_extension
@@ -93,8 +89,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("streaming_dq.gate")
 
-WriterName = Literal["auto", "delta-rs", "spark"]
-AggregateFailurePolicy = Literal["quarantine-batch", "stop"]
 QUERY_ID_PROPERTY = "sql.streaming.queryId"
 
 
@@ -226,11 +220,11 @@ class QualityGate:
         self.event_time = event_time
         self.timezone = time_zone(timezone).key
         self.profiles = tuple(expand_profiles(profiles))  # a public-holiday calendar: one profile per holiday
-        self.on_aggregate_failure = _choice(
-            on_aggregate_failure, get_args(AggregateFailurePolicy), "on-aggregate-failure"
+        self.on_aggregate_failure = choice(
+            on_aggregate_failure, AggregateFailurePolicy, "on-aggregate-failure"
         )
         self.schema_drift = (
-            None if schema_drift is None else _choice(schema_drift, DRIFT_POLICIES, "schema-drift")
+            None if schema_drift is None else choice(schema_drift, DriftPolicy, "schema-drift")
         )
         self.malformed_column = malformed_column
         self.on_batch = on_batch
@@ -241,8 +235,8 @@ class QualityGate:
         if isinstance(writer, TableWriter):
             self._writer, self.writer_name = writer, writer.name
         else:
-            self.writer_name = _choice(writer, get_args(WriterName), "targets.writer")
-        self.routing: Routing = _choice(routing, ROUTINGS, "targets.routing")
+            self.writer_name = choice(writer, WriterName, "targets.writer")
+        self.routing: Routing = choice(routing, Routing, "targets.routing")
         self.checkpoint_location = absolute_location(checkpoint_location) if checkpoint_location else None
         self._query_id: str | None = None
         self._router: Router | None = None
@@ -266,7 +260,7 @@ class QualityGate:
                 profiles=self.profiles if event_time else (),
                 timezone=self.timezone,
                 allowed_lateness=allowed_lateness,
-                late_data=_choice(late_data, get_args(LateDataPolicy), "late-data"),
+                late_data=choice(late_data, LateDataPolicy, "late-data"),
                 reopen_horizon=reopen_horizon,
                 storage_options=dict(target.storage_options) or None,
                 configuration=target.configuration,
@@ -757,12 +751,6 @@ class QualityGate:
 
     def __repr__(self) -> str:
         return f"QualityGate({self.name!r}, pass={self.targets['pass']}, quarantine={self.targets['quarantine']})"
-
-
-def _choice(value: Any, allowed: Sequence[str], field_path: str) -> Any:
-    if value not in allowed:
-        raise ConfigError(f"{value!r} is not one of {', '.join(allowed)}", field_path=field_path)
-    return value
 
 
 _TRIGGER_KEYS = {"availablenow": "availableNow", "processingtime": "processingTime", "once": "once"}

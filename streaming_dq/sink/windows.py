@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from streaming_dq.core.base_check import ObservableAggregateCheck
+from streaming_dq.core.modes import LateDataPolicy
 from streaming_dq.metrics.accumulator import DEFAULT_REOPEN_HORIZON, WindowAccumulator, WindowUpdate
 from streaming_dq.metrics.store import MetricsStore
 
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
     from streaming_dq.tables import TableWriter
 
 logger = logging.getLogger("streaming_dq.gate")
-
-LateDataPolicy = Literal["count", "reopen"]
 
 
 class MetricsTracker:

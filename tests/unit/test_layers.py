@@ -95,3 +95,33 @@ def test_the_checkout_s_jar_folder_is_found_from_the_runtime_package() -> None:
     from streaming_dq.runtime.jvm import CHECKOUT_JARS
 
     assert CHECKOUT_JARS == REPO / ".jars"
+
+
+def _literal_values(node: ast.expr) -> tuple[str, ...] | None:
+    """The values of ``Literal["a", "b"]`` (None for any other expression)."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Literal"):
+        return None
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    return tuple(sorted(str(i.value) for i in items if isinstance(i, ast.Constant)))
+
+
+def test_every_mode_is_declared_once() -> None:
+    """A set of mode values is spelled as a ``Literal`` in one place; the others import its name."""
+    seen: dict[tuple[str, ...], list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            annotation = None
+            if isinstance(node, ast.Assign):
+                annotation = node.value
+            elif isinstance(node, ast.AnnAssign):
+                annotation = node.annotation
+            elif isinstance(node, ast.arg):
+                annotation = node.annotation
+            if annotation is None:
+                continue
+            for sub in ast.walk(annotation):
+                values = _literal_values(sub) if isinstance(sub, ast.expr) else None
+                if values and len(values) > 1:
+                    seen.setdefault(values, []).append(f"{path.relative_to(REPO)}:{node.lineno}")
+    twice = {values: places for values, places in seen.items() if len(places) > 1}
+    assert twice == {}

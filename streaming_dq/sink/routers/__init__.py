@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from streaming_dq.core.modes import Routing
 from streaming_dq.exceptions import ConfigError
-from streaming_dq.sink.routers.base import Router, Routing
+from streaming_dq.sink.routers.base import Router
 from streaming_dq.sink.routers.driver import DriverRouter
 from streaming_dq.sink.routers.spark import SparkRouter
 from streaming_dq.tables import SparkDeltaWriter, TableWriter

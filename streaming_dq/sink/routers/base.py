@@ -20,12 +20,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from streaming_dq.core.modes import RouterName, TargetRole
 from streaming_dq.engine.rules import ErrorEntry
 from streaming_dq.sink.drift import DRIFT_CHECK_ID
 from streaming_dq.sink.jobs import described, phase_description
@@ -40,19 +41,12 @@ if TYPE_CHECKING:
     from streaming_dq.sink.drift import SchemaDrift
 
 __all__ = [
-    "ROUTINGS",
     "BatchJob",
     "Router",
-    "RouterName",
-    "Routing",
     "ValidatedBatch",
     "fill_missing",
 ]
 
-Routing = Literal["auto", "driver", "distributed"]
-RouterName = Literal["driver", "distributed"]
-ROUTINGS: tuple[Routing, ...] = ("auto", "driver", "distributed")
-TargetRole = Literal["pass", "quarantine", "results"]
 
 DRIFT_ERROR = ErrorEntry("SchemaDrift", DRIFT_CHECK_ID, "critical")
 

@@ -16,6 +16,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from streaming_dq.core.modes import TargetRole
 from streaming_dq.core.outcome import CheckOutcome
 from streaming_dq.engine.arrow import ArrowSplit, Collected, collect, split
 from streaming_dq.engine.decision import decide
@@ -27,7 +28,6 @@ from streaming_dq.sink.routers.base import (
     DRIFT_ERROR,
     BatchJob,
     Router,
-    TargetRole,
     ValidatedBatch,
     drift_kept_columns,
     drift_raw_column,

@@ -33,6 +33,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from streaming_dq.core.modes import TargetRole
 from streaming_dq.core.outcome import CheckOutcome
 from streaming_dq.engine.decision import decide
 from streaming_dq.engine.values import EventTimeStats
@@ -43,7 +44,6 @@ from streaming_dq.sink.routers.base import (
     DRIFT_ERROR,
     BatchJob,
     Router,
-    TargetRole,
     ValidatedBatch,
     drift_kept_columns,
     drift_raw_column,
