@@ -99,7 +99,9 @@ def test_the_checkout_s_jar_folder_is_found_from_the_runtime_package() -> None:
 
 def _literal_values(node: ast.expr) -> tuple[str, ...] | None:
     """The values of ``Literal["a", "b"]`` (None for any other expression)."""
-    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Literal"):
+    if not (
+        isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Literal"
+    ):
         return None
     items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     return tuple(sorted(str(i.value) for i in items if isinstance(i, ast.Constant)))
@@ -113,9 +115,7 @@ def test_every_mode_is_declared_once() -> None:
             annotation = None
             if isinstance(node, ast.Assign):
                 annotation = node.value
-            elif isinstance(node, ast.AnnAssign):
-                annotation = node.annotation
-            elif isinstance(node, ast.arg):
+            elif isinstance(node, ast.AnnAssign | ast.arg):
                 annotation = node.annotation
             if annotation is None:
                 continue
