@@ -19,7 +19,7 @@ from pyspark.sql import Column, DataFrame, Observation
 
 from streaming_dq.engine.decision import BatchDecision, decide
 from streaming_dq.engine.plan import ValidationPlan
-from streaming_dq.engine.regimes import REGIME_COLUMN
+from streaming_dq.engine.regime_table import REGIME_COLUMN
 from streaming_dq.engine.rules import ERROR_TYPE, bits_column
 from streaming_dq.engine.values import BatchAggregates
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck, BaseRowCheck, ObservableAggregateCheck
 from streaming_dq.core.results import AggregateCheckResult
 from streaming_dq.core.severity import Severity
-from streaming_dq.engine.regimes import OverrideGroup
+from streaming_dq.engine.regime_table import OverrideGroup
 from streaming_dq.engine.rules import ErrorEntry
 from streaming_dq.engine.values import BatchAggregates, EventTimeStats
 from streaming_dq.exceptions import InternalError

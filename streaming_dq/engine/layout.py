@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from streaming_dq.engine.regimes import REGIME_COLUMN, RegimeTable
+from streaming_dq.engine.regime_table import REGIME_COLUMN, RegimeTable
 from streaming_dq.engine.rules import FlagRules, flag_column
 from streaming_dq.engine.values import BatchAggregates, EventTimeStats, RowCounts, from_micros
 from streaming_dq.exceptions import InternalError
@@ -167,7 +167,7 @@ class AggregateLayout:
 
         keys = [F.col(REGIME_COLUMN)] if self.regimes.split else []
         if windows and self.window_checks and self.event_time:
-            from streaming_dq.metrics.windows import window_start_column
+            from streaming_dq.metrics.calendar import window_start_column
 
             ts = F.col(self.event_time).cast("timestamp")
             keys += [

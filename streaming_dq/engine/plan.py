@@ -2,7 +2,7 @@
 
 A plan is built once per input schema from a CheckSet, the fail levels and the profiles. It knows, for every
 check and every *regime* (a set of profiles active together on some date), whether the check is enabled,
-with which severity and multiplier (:class:`~streaming_dq.engine.regimes.RegimeTable`), and it builds:
+with which severity and multiplier (:class:`~streaming_dq.engine.regime_table.RegimeTable`), and it builds:
 
 * :meth:`ValidationPlan.annotate` / :meth:`ValidationPlan.inline_columns`: the input plus one boolean flag
   per row check (True = fired and enabled) and, with profiles, the row's regime. Pure and lazy;
@@ -29,7 +29,7 @@ from streaming_dq.core.base_check import (
 )
 from streaming_dq.core.severity import Severity
 from streaming_dq.engine.layout import AggregateLayout
-from streaming_dq.engine.regimes import REGIME_COLUMN, RegimeTable, Verdict
+from streaming_dq.engine.regime_table import REGIME_COLUMN, RegimeTable, Verdict
 from streaming_dq.engine.rules import FlagRules, FlagSpec, flag_column
 from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from streaming_dq.engine.regimes import REGIME_COLUMN, RegimeTable, Verdict
+from streaming_dq.engine.regime_table import REGIME_COLUMN, RegimeTable, Verdict
 from streaming_dq.engine.values import RowCounts
 from streaming_dq.exceptions import InternalError
 

@@ -34,7 +34,7 @@ from streaming_dq.core.modes import LateDataPolicy
 from streaming_dq.core.outcome import WindowOutcome
 from streaming_dq.exceptions import ConfigError, InternalError
 from streaming_dq.metrics.baseline import HistoryPoint
-from streaming_dq.metrics.windows import window_bounds, window_date, window_starts
+from streaming_dq.metrics.calendar import window_bounds, window_date, window_starts
 from streaming_dq.states import (
     HLL_LG_K,
     CountState,

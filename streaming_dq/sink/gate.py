@@ -73,7 +73,7 @@ from streaming_dq.sink.schemas import (
     arrow_schema_of,
     quarantine_schema,
 )
-from streaming_dq.sink.windows import MetricsTracker
+from streaming_dq.sink.tracker import MetricsTracker
 from streaming_dq.sources import DEFAULT_MALFORMED_COLUMN
 from streaming_dq.tables import AppTransaction, DeltaRsWriter, DeltaTarget, SparkDeltaWriter, TableWriter
 from streaming_dq.tables.spark import has_delta_extension

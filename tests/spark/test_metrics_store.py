@@ -22,8 +22,8 @@ from streaming_dq.metrics.accumulator import (
     batch_window_states,
     window_state_columns,
 )
+from streaming_dq.metrics.calendar import max_event_time, window_bounds
 from streaming_dq.metrics.store import MetricsStore
-from streaming_dq.metrics.windows import max_event_time, window_bounds
 from streaming_dq.states import CountState
 from streaming_dq.states.keyed import ROWS_STATE
 from streaming_dq.states.spec import StateSpec

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streaming_dq.metrics.windows import window_start_column, window_starts
+from streaming_dq.metrics.calendar import window_start_column, window_starts
 
 pytestmark = pytest.mark.spark
 

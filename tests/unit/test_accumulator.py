@@ -22,8 +22,8 @@ from streaming_dq.metrics.accumulator import (
     batch_window_states,
     state_column_name,
 )
+from streaming_dq.metrics.calendar import UTC_MICROS, max_event_time, window_bounds
 from streaming_dq.metrics.store import batch_records
-from streaming_dq.metrics.windows import UTC_MICROS, max_event_time, window_bounds
 from streaming_dq.profiles import HolidayProfile, check_id, tag
 from streaming_dq.states import CountState
 from streaming_dq.states.keyed import ROWS_STATE

@@ -22,7 +22,7 @@ from streaming_dq.metrics.accumulator import (
     batch_window_states,
     state_column_name,
 )
-from streaming_dq.metrics.windows import UTC_MICROS, window_bounds
+from streaming_dq.metrics.calendar import UTC_MICROS, window_bounds
 from streaming_dq.states import (
     CountState,
     HllState,

@@ -20,8 +20,8 @@ from streaming_dq.metrics.accumulator import (
     WindowUpdate,
     batch_window_states,
 )
+from streaming_dq.metrics.calendar import UTC_MICROS, max_event_time
 from streaming_dq.metrics.store import METRICS_SCHEMA, MetricsStore, batch_records, metrics_table
-from streaming_dq.metrics.windows import UTC_MICROS, max_event_time
 from streaming_dq.states import CountState, MomentsState
 from streaming_dq.states.keyed import ROWS_STATE
 from streaming_dq.states.spec import StateSpec

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streaming_dq.exceptions import ConfigError
-from streaming_dq.metrics.windows import (
+from streaming_dq.metrics.calendar import (
     UTC_MICROS,
     max_event_time,
     window_bounds,
