@@ -27,7 +27,6 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from streaming_dq.core.base_check import HistoryJudged, ObservableAggregateCheck
 from streaming_dq.core.modes import LateDataPolicy
@@ -35,19 +34,7 @@ from streaming_dq.core.outcome import WindowOutcome
 from streaming_dq.exceptions import ConfigError, InternalError
 from streaming_dq.metrics.baseline import HistoryPoint
 from streaming_dq.metrics.calendar import window_bounds, window_date, window_starts
-from streaming_dq.states import (
-    HLL_LG_K,
-    CountState,
-    HllState,
-    KllState,
-    MaxState,
-    MinState,
-    MomentsState,
-    SumState,
-    empty_state,
-    kll_from_values,
-    state_from_record,
-)
+from streaming_dq.states import CountState, empty_state, state_from_record, state_type
 from streaming_dq.states.keyed import ROWS_STATE, merge_named
 
 if TYPE_CHECKING:
@@ -118,13 +105,10 @@ def window_state_columns(
 
 
 def _row_input(spec: StateSpec, check_id: str) -> Column | None:
-    from pyspark.sql import functions as F
-
-    if spec.kind == "count":
-        return None if spec.expr is None else F.coalesce(spec.expr, F.lit(False))
-    if spec.expr is None:
-        raise ConfigError(f"check {check_id!r}: a {spec.kind} state needs an expression")
-    return spec.expr if spec.kind == "hll" else spec.expr.cast("double")
+    try:
+        return state_type(spec.kind).row_input(spec.expr)
+    except InternalError:
+        raise ConfigError(f"check {check_id!r}: a {spec.kind} state needs an expression") from None
 
 
 # -- per-batch window states (Arrow) --------------------------------------------------------------------------
@@ -169,18 +153,6 @@ def _scope_size(check: ObservableAggregateCheck) -> timedelta:
     return check.scope.size
 
 
-def _aggregates(kind: str, col: str) -> list[tuple[str, str, Any]]:
-    if kind == "count":
-        return [(col, "sum", None)]
-    if kind == "sum":
-        return [(col, "sum", None), (col, "count", None)]
-    if kind in ("min", "max"):
-        return [(col, kind, None)]
-    if kind == "moments":
-        return [(col, "count", None), (col, "mean", None), (col, "variance", pc.VarianceOptions(ddof=0))]
-    raise InternalError(f"unknown state kind {kind!r}")
-
-
 def _size_states(
     checks: Sequence[ObservableAggregateCheck], table: pa.Table, starts: pa.Array
 ) -> dict[WindowKey, dict[str, Any]]:
@@ -193,75 +165,27 @@ def _size_states(
     for check in checks:
         for sname, kind in _kinds(check).items():
             name = state_column_name(check.check_id, sname)
+            state = state_type(kind)
             if kind == "count" and name not in table.column_names:
                 decoders[(check.check_id, sname)] = (kind, "")  # every row counts: the group's row count
-            elif kind in ("hll", "kll"):
+            elif state.sketched:
                 sketches[(check.check_id, sname)] = (kind, table.column(name))
             else:
                 col = f"c{len(columns)}"
-                values = table.column(name)
-                columns[col] = values.cast(pa.int64() if kind == "count" else pa.float64())
-                aggs += [(c, f, o) if o is not None else (c, f) for c, f, o in _aggregates(kind, col)]
+                columns[col] = table.column(name).cast(state.arrow_type())
+                aggs += state.arrow_aggregates(col)
                 decoders[(check.check_id, sname)] = (kind, col)
     out: dict[WindowKey, dict[str, Any]] = {}
     for row in pa.table(columns).group_by("ws").aggregate(aggs).to_pylist():
         for check in checks:
             out[(check.check_id, row["ws"])] = {ROWS_STATE: CountState(int(row["count_all"]))}
         for (cid, sname), (kind, col) in decoders.items():
-            out[(cid, row["ws"])][sname] = _decode(kind, col, row)
+            decoded = state_type(kind).from_arrow_row(col, row) if col else CountState(int(row["count_all"]))
+            out[(cid, row["ws"])][sname] = decoded
     for (cid, sname), (kind, values) in sketches.items():
-        build = _hll_states if kind == "hll" else _kll_states
-        for start, state in build(starts, values).items():
-            out[(cid, start)][sname] = state
+        for start, sketch in state_type(kind).from_window_values(starts, values).items():
+            out[(cid, start)][sname] = sketch
     return out
-
-
-def _decode(kind: str, col: str, row: Mapping[str, Any]) -> Any:
-    if kind == "count":
-        return CountState(int(row[f"{col}_sum"] or 0) if col else int(row["count_all"]))
-    if kind == "sum":
-        n = int(row[f"{col}_count"] or 0)
-        return SumState(float(row[f"{col}_sum"]) if n else 0.0, n)
-    if kind == "min":
-        return MinState(row[f"{col}_min"])
-    if kind == "max":
-        return MaxState(row[f"{col}_max"])
-    n = int(row[f"{col}_count"] or 0)
-    if n == 0:
-        return MomentsState()
-    return MomentsState(n, float(row[f"{col}_mean"]), float(row[f"{col}_variance"]) * n)
-
-
-def _hll_states(starts: pa.Array, values: pa.ChunkedArray) -> dict[datetime | None, HllState]:
-    """One HLL sketch per window over its distinct non-NULL values (NULLs are ignored, as in Spark)."""
-    from datasketches import hll_sketch, tgt_hll_type
-
-    distinct = pa.table({"ws": starts, "v": values}).group_by("ws").aggregate([("v", "distinct")])
-    out: dict[datetime | None, HllState] = {}
-    for start, group in zip(
-        distinct.column("ws").to_pylist(), distinct.column("v_distinct").to_pylist(), strict=True
-    ):
-        if not group:
-            out[start] = HllState()
-            continue
-        sketch = hll_sketch(HLL_LG_K, tgt_hll_type.HLL_4)
-        for value in group:
-            sketch.update(value.hex() if isinstance(value, bytes) else value)
-        out[start] = HllState(bytes(sketch.serialize_compact()))
-    return out
-
-
-def _kll_states(starts: pa.Array, values: pa.ChunkedArray) -> dict[datetime | None, KllState]:
-    """One KLL sketch per window over its non-NULL values."""
-    grouped = (
-        pa.table({"ws": starts, "v": values.cast(pa.float64())}).group_by("ws").aggregate([("v", "list")])
-    )
-    return {
-        start: kll_from_values(group)
-        for start, group in zip(
-            grouped.column("ws").to_pylist(), grouped.column("v_list").to_pylist(), strict=True
-        )
-    }
 
 
 def _kinds(check: ObservableAggregateCheck) -> dict[str, str]:

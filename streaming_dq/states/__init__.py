@@ -11,6 +11,7 @@ from streaming_dq.states.kinds import (
     KLL_K,
     STATE_TYPES,
     CountState,
+    ExtremumState,
     HllState,
     KllState,
     MaxState,
@@ -22,6 +23,7 @@ from streaming_dq.states.kinds import (
     empty_state,
     kll_from_values,
     state_from_record,
+    state_type,
 )
 from streaming_dq.states.spec import StateSpec
 
@@ -30,6 +32,7 @@ __all__ = [
     "KLL_K",
     "STATE_TYPES",
     "CountState",
+    "ExtremumState",
     "HllState",
     "KllState",
     "MaxState",
@@ -42,4 +45,5 @@ __all__ = [
     "empty_state",
     "kll_from_values",
     "state_from_record",
+    "state_type",
 ]

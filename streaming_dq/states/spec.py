@@ -12,21 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import Column
-from pyspark.sql import functions as F
 
-from streaming_dq.exceptions import InternalError
-from streaming_dq.states.kinds import (
-    HLL_LG_K,
-    KLL_K,
-    CountState,
-    HllState,
-    KllState,
-    MaxState,
-    MinState,
-    MomentsState,
-    StateKind,
-    SumState,
-)
+from streaming_dq.states.kinds import StateKind, state_type
 
 
 @dataclass(frozen=True)
@@ -55,49 +42,9 @@ class StateSpec:
 
     def aggregations(self, where: Column | None = None) -> dict[str, Column]:
         """Aggregate columns that compute this state, optionally only over rows where ``where`` holds."""
-        if self.kind == "count":
-            pred = self.expr if self.expr is not None else F.lit(True)
-            if where is not None:
-                pred = pred & where
-            return {"n": F.count_if(F.coalesce(pred, F.lit(False)))}
-        assert self.expr is not None, f"a {self.kind} state needs an expression"
-        value = self.expr if where is None else F.when(where, self.expr)
-        if self.kind == "hll":
-            return {"sketch": F.hll_sketch_agg(value, HLL_LG_K)}
-        number = value.cast("double")
-        if self.kind == "kll":  # NaN is not a value to rank: left out like NULL
-            return {"sketch": F.kll_sketch_agg_double(F.when(~F.isnan(number), number), KLL_K)}
-        if self.kind == "sum":
-            return {"sum": F.sum(number), "n": F.count(number)}
-        if self.kind == "min":
-            return {"value": F.min(number)}
-        if self.kind == "max":
-            return {"value": F.max(number)}
-        if self.kind == "moments":
-            return {"n": F.count(number), "mean": F.avg(number), "m2": F.var_pop(number) * F.count(number)}
-        raise InternalError(f"unknown state kind {self.kind!r}")
+        kind = state_type(self.kind)
+        return kind.spark_aggregations(kind.spark_input(self.expr, where))
 
     def decode(self, values: Mapping[str, Any]) -> Any:
         """Build the state from the resolved aggregate values (keys as in :meth:`aggregations`)."""
-        if self.kind == "count":
-            return CountState(int(values.get("n") or 0))
-        if self.kind == "sum":
-            n = int(values.get("n") or 0)
-            return SumState(float(values.get("sum") or 0.0) if n else 0.0, n)
-        if self.kind == "min":
-            v = values.get("value")
-            return MinState(float(v) if v is not None else None)
-        if self.kind == "max":
-            v = values.get("value")
-            return MaxState(float(v) if v is not None else None)
-        if self.kind == "moments":
-            n = int(values.get("n") or 0)
-            if n == 0:
-                return MomentsState()
-            return MomentsState(n, float(values["mean"]), float(values.get("m2") or 0.0))
-        if self.kind == "hll":
-            sketch = values.get("sketch")
-            return HllState(bytes(sketch) if sketch else None)
-        if self.kind == "kll":
-            return KllState.of(values.get("sketch"))
-        raise InternalError(f"unknown state kind {self.kind!r}")
+        return state_type(self.kind).from_record(values)

@@ -193,7 +193,7 @@ def test_the_end_of_input_judges_the_open_windows_once_and_a_restart_keeps_them_
     ]
     got = window_results(tmp_path / "results")
     assert got[("daily-volume", date(2025, 12, 19))] == ("failed", 20.0, 20.0)
-    assert sorted((w.check_id, w.status) for w in gate.metrics.calendar) == [  # type: ignore[union-attr]
+    assert sorted((w.check_id, w.status) for w in gate.metrics.windows) == [  # type: ignore[union-attr]
         ("daily-basket", "passed"),
         ("daily-volume", "failed"),
     ]
