@@ -9,10 +9,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
+from streaming_dq.core.references import reference_dataset
 from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
 from streaming_dq.core.severity import Severity, normalize_severity
 from streaming_dq.core.tolerance import Tolerance
-from streaming_dq.exceptions import ConfigError, MissingReferenceDatasetError
+from streaming_dq.exceptions import ConfigError
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -308,18 +309,15 @@ class ObservableAggregateCheck(BaseAggregateCheck):
 
 
 class IntegrityCheckMixin:
-    """Gives a check access to named reference datasets injected per run."""
-
-    _reference_datasets: dict[str, DataFrame]
-
-    def inject_reference_datasets(self, datasets: Mapping[str, DataFrame] | None) -> None:
-        self._reference_datasets = dict(datasets or {})
+    """A check that reads named reference data: the run's, never its own (see :mod:`~streaming_dq.core.references`)."""
 
     def get_reference_df(self, name: str) -> DataFrame:
-        datasets = getattr(self, "_reference_datasets", {})
-        if name not in datasets:
-            raise MissingReferenceDatasetError(name, sorted(datasets))
-        return datasets[name]
+        """The run's reference dataset ``name``.
+
+        Raises:
+            MissingReferenceDatasetError: The run did not supply it.
+        """
+        return reference_dataset(name)
 
 
 @runtime_checkable

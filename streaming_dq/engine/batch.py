@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 from streaming_dq.core.severity import Severity
 from streaming_dq.engine.decision import BatchDecision, decide
 from streaming_dq.engine.plan import ValidationPlan
+from streaming_dq.engine.plan_cache import PlanCache
 from streaming_dq.engine.result import ERRORS_COLUMN, PASSED_COLUMN, TIMESTAMP_COLUMN, BatchValidationResult
 from streaming_dq.exceptions import CriticalCheckFailedError
 from streaming_dq.profiles.public_holidays import expand_profiles
@@ -53,21 +54,15 @@ class BatchDQEngine:
         self.event_time = event_time
         self.timezone = timezone
         # One plan per input schema, kept across run_batch calls: its Spark Columns are built once.
-        self._plans: dict[str, ValidationPlan] = {}
+        self._plans = PlanCache(lambda malformed: self.plan(malformed_column=malformed))
 
-    def plan(
-        self,
-        reference_datasets: Mapping[str, DataFrame] | None = None,
-        *,
-        malformed_column: str | None = None,
-    ) -> ValidationPlan:
+    def plan(self, *, malformed_column: str | None = None) -> ValidationPlan:
         return ValidationPlan(
             self.check_set,
             fail_levels=self.fail_levels,
             profiles=self.profiles,
             event_time=self.event_time,
             timezone=self.timezone,
-            reference_datasets=reference_datasets,
             malformed_column=malformed_column,
         )
 
@@ -85,7 +80,11 @@ class BatchDQEngine:
             CheckEvaluationError: a check refers to a column the data does not have.
             MissingReferenceDatasetError: an integrity check's reference dataset was not supplied.
         """
-        plan = self._plan_for(df, reference_datasets)
+        plan = self._plan_for(df)
+        with plan.references(reference_datasets):
+            return self._run(plan, df, raise_on_critical=raise_on_critical)
+
+    def _run(self, plan: ValidationPlan, df: DataFrame, *, raise_on_critical: bool) -> BatchValidationResult:
         timestamp = datetime.now(UTC)
         input_columns = list(df.columns)
         annotated = plan.annotate(df)
@@ -112,15 +111,9 @@ class BatchDQEngine:
             raise CriticalCheckFailedError(result.report())
         return result
 
-    def _plan_for(self, df: DataFrame, reference_datasets: Mapping[str, DataFrame] | None) -> ValidationPlan:
-        key = df.schema.json()
-        plan = self._plans.get(key)
-        if plan is None:
-            malformed = self.malformed_column if self.malformed_column in df.columns else None
-            plan = self._plans[key] = self.plan(reference_datasets, malformed_column=malformed)
-        else:
-            plan.inject_reference_datasets(reference_datasets)
-        return plan
+    def _plan_for(self, df: DataFrame) -> ValidationPlan:
+        malformed = self.malformed_column if self.malformed_column in df.columns else None
+        return self._plans.plan_for(df.schema, malformed)[0]
 
     @staticmethod
     def _annotate_verdicts(

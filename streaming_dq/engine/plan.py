@@ -15,6 +15,7 @@ The decision itself is :func:`streaming_dq.engine.decision.decide`, a function o
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column, DataFrame
@@ -24,9 +25,9 @@ from streaming_dq.core.base_check import (
     BaseAggregateCheck,
     BaseCheck,
     BaseRowCheck,
-    IntegrityCheckMixin,
     ObservableAggregateCheck,
 )
+from streaming_dq.core.references import using_references
 from streaming_dq.core.severity import Severity
 from streaming_dq.engine.layout import AggregateLayout
 from streaming_dq.engine.regime_table import REGIME_COLUMN, RegimeTable, Verdict
@@ -48,7 +49,6 @@ class ValidationPlan:
         profiles: Profiles; with ``event_time`` each row is judged under those active on its event date.
         event_time: Name of the event-time (timestamp) column.
         timezone: Zone of the calendar dates profiles are defined in.
-        reference_datasets: Named DataFrames for integrity checks.
         malformed_column: Name of a column holding the raw text of malformed records (e.g. ``_corrupt_record``);
             a non-NULL value fails the row with a ``malformed-record`` error and masks every other check.
     """
@@ -61,7 +61,6 @@ class ValidationPlan:
         profiles: Sequence[Any] = (),
         event_time: str | None = None,
         timezone: str = "UTC",
-        reference_datasets: Mapping[str, DataFrame] | None = None,
         malformed_column: str | None = None,
     ) -> None:
         from streaming_dq.core.severity import normalize_severity
@@ -81,7 +80,6 @@ class ValidationPlan:
             c for c in aggregates if c not in self.window_checks
         ]
         self.declaration_order = {c.check_id: i for i, c in enumerate(checks)}
-        self.inject_reference_datasets(reference_datasets)
         self.regimes = RegimeTable(checks, profiles if event_time else (), self.fail_levels)
         self.rules = FlagRules(
             [FlagSpec(name, check_id) for name, check_id, _ in self.flag_checks],
@@ -107,11 +105,14 @@ class ValidationPlan:
             self._built[key] = build()
         return self._built[key]
 
-    def inject_reference_datasets(self, reference_datasets: Mapping[str, DataFrame] | None) -> None:
-        """Give the integrity checks this batch's reference data (they join it per batch, nothing is cached)."""
-        for c in [*self.row_checks, *self.aggregate_checks]:
-            if isinstance(c, IntegrityCheckMixin):
-                c.inject_reference_datasets(reference_datasets)
+    @staticmethod
+    def references(datasets: Mapping[str, DataFrame] | None) -> AbstractContextManager[None]:
+        """The block in which this run's integrity checks join ``datasets`` (annotate and decide inside it).
+
+        The plan outlives a batch and its checks may be shared, so reference data is an argument of the run,
+        never state of the checks (:mod:`~streaming_dq.core.references`).
+        """
+        return using_references(datasets)
 
     # -- row phase -------------------------------------------------------------------------------------------
 

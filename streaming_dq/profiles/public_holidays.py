@@ -28,6 +28,8 @@ from streaming_dq.profiles.rules import Rule
 if TYPE_CHECKING:
     from pyspark.sql import Column
 
+    from streaming_dq.profiles.profiles import Profile
+
 __all__ = [
     "DateSetProfile",
     "PublicHolidayProfile",
@@ -257,13 +259,13 @@ class PublicHolidayProfile:
         return DateSetProfile(self.name, frozenset(self._claimed)).active_column(date_col)
 
 
-def expand_profiles(profiles: Sequence[object]) -> list[object]:
+def expand_profiles(profiles: Sequence[Profile]) -> list[Profile]:
     """The profiles with every public-holiday calendar replaced by its per-holiday profiles.
 
     Raises:
         ConfigError: Two profiles (after expansion) have the same name.
     """
-    out: list[object] = []
+    out: list[Profile] = []
     for profile in profiles:
         out.extend(profile.expand() if isinstance(profile, PublicHolidayProfile) else [profile])
     names = [getattr(p, "name", None) for p in out]

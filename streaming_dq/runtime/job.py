@@ -345,38 +345,14 @@ class GateJob:
             self._on_batch(outcome)
 
     def _build_gate(self, metrics: GateMetrics | None) -> QualityGate:
-        from streaming_dq.sink import QualityGate, ReferenceSpec
-        from streaming_dq.sources import source_decoder
+        from streaming_dq.sink import QualityGate
 
-        c = self.config
-        references = {
-            name: ReferenceSpec(r.format, r.path, r.schema_, dict(r.options), r.refresh_seconds)
-            for name, r in c.reference_datasets.items()
-        }
-        return QualityGate(
-            c.gate.name,
-            self.check_set,
-            pass_table=c.targets.pass_table,
-            quarantine_table=c.targets.quarantine,
-            results_table=c.targets.results,
-            fail_levels=c.fail_levels,
-            reference_datasets=references,
-            event_time=c.gate.event_time,
-            timezone=c.gate.timezone,
+        return QualityGate.from_config(
+            self.config,
+            check_set=self.check_set,
             profiles=self.profiles,
-            writer=c.targets.writer,
-            routing=c.targets.routing,
-            on_aggregate_failure=c.on_aggregate_failure,
-            schema_drift=c.schema_drift,
-            malformed_column=c.source.malformed_column,
             on_batch=self._record,
             metrics=metrics,
-            metrics_table=c.targets.metrics,
-            allowed_lateness=c.gate.lateness,
-            late_data=c.gate.late_data,
-            reopen_horizon=c.gate.horizon,
-            maintenance=c.maintenance.policy() if c.maintenance is not None else None,
-            source_decoder=source_decoder(c.source),
         )
 
     def _run_query(

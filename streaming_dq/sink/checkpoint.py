@@ -36,6 +36,56 @@ _OFFSET_FILE = re.compile(r"\d+")
 _LEFTOVER = re.compile(r"\.{1,2}\d+\.[0-9a-fA-F-]+\.tmp(\.crc)?")
 
 
+QUERY_ID_PROPERTY = "sql.streaming.queryId"
+
+
+class QueryIdentity:
+    """A gate's idempotency app id: ``"<gate>:<streaming query id>"``, or the gate name outside a query.
+
+    The query id is stored in the checkpoint: it survives restarts and changes with a new checkpoint, so batch
+    ids restarting at 0 under a new checkpoint are never mistaken for replays. Classic Spark gives it to the
+    batch as a local property; under Spark Connect (no SparkContext, and the batch function runs in a worker on
+    the server) it is read from the checkpoint's ``metadata`` file (once). A direct call outside a stream
+    (tests, a one-off backfill) in classic Spark uses the gate name: its batch ids must then increase.
+    """
+
+    def __init__(self, gate: str, checkpoint_location: str | None = None) -> None:
+        self.gate = gate
+        self.checkpoint_location = checkpoint_location
+        self._query_id: str | None = None
+
+    def use_checkpoint(self, location: str) -> None:
+        """The stream's checkpoint (``QualityGate.start``); a different one forgets the query id read."""
+        if location != self.checkpoint_location:
+            self.checkpoint_location, self._query_id = location, None
+
+    def app_id(self, spark: SparkSession) -> str:
+        """The app id of the batch running now.
+
+        Raises:
+            ConfigError: Under Spark Connect without a known checkpoint (the id would be the bare gate name,
+                and a second stream's batches would be taken for replays of the first's).
+        """
+        from pyspark.sql.utils import is_remote
+
+        from streaming_dq.exceptions import ConfigError
+
+        query_id = None
+        if not is_remote():
+            query_id = spark.sparkContext.getLocalProperty(QUERY_ID_PROPERTY)
+        if not query_id and self.checkpoint_location is not None:
+            if self._query_id is None:
+                self._query_id = read_query_id(spark, self.checkpoint_location)
+            query_id = self._query_id
+        if not query_id and is_remote():
+            raise ConfigError(
+                "under Spark Connect the gate reads its streaming query's id from the checkpoint: start it with "
+                "gate.start(stream, checkpoint_location=...) or pass checkpoint_location= to QualityGate",
+                field_path="checkpoint",
+            )
+        return f"{self.gate}:{query_id}" if query_id else self.gate
+
+
 def read_query_id(spark: SparkSession, location: str) -> str:
     """The streaming query id recorded in ``<location>/metadata``.
 

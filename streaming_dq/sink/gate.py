@@ -28,7 +28,6 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
 from streaming_dq.config.paths import absolute_location
-from streaming_dq.core.column_types import column_type_problems, is_kind
 from streaming_dq.core.modes import (
     AggregateFailurePolicy,
     DriftAction,
@@ -37,42 +36,27 @@ from streaming_dq.core.modes import (
     Routing,
     TargetRole,
     WriterName,
-    choice,
 )
 from streaming_dq.core.outcome import BatchOutcome, MaintenanceReport, WindowOutcome
-from streaming_dq.core.outcome_rows import RESULTS_SCHEMA
-from streaming_dq.core.severity import Severity, normalize_severity
+from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import check_filters
 from streaming_dq.engine.plan import ValidationPlan
-from streaming_dq.exceptions import (
-    CheckEvaluationError,
-    ConfigError,
-    GateFailedError,
-    TargetWriteError,
-)
-from streaming_dq.maintenance import (
-    Maintainer,
-    MaintenancePolicy,
-    check_log_retention,
-    check_retention,
-    maintain,
-    z_order_columns,
-)
+from streaming_dq.engine.plan_cache import PlanCache
+from streaming_dq.exceptions import ConfigError, GateFailedError, TargetWriteError
+from streaming_dq.maintenance import Maintainer, MaintenancePolicy, maintain
 from streaming_dq.metrics.accumulator import DEFAULT_REOPEN_HORIZON, WindowUpdate
 from streaming_dq.profiles import Profile
-from streaming_dq.profiles.event_time import time_zone
-from streaming_dq.profiles.public_holidays import expand_profiles
+from streaming_dq.sink import setup
 from streaming_dq.sink.batch_history import BatchHistory, batch_anomaly_checks
-from streaming_dq.sink.checkpoint import clear_unstarted_offsets, read_query_id
+from streaming_dq.sink.checkpoint import QueryIdentity, clear_unstarted_offsets
+from streaming_dq.sink.commit import BatchCommitter
 from streaming_dq.sink.drift import SchemaDrift, detect_drift, drift_action
-from streaming_dq.sink.records import BatchContext, RoutedBatch, check_outcomes, window_results
+from streaming_dq.sink.options import GateOptions, trigger_kwargs
+from streaming_dq.sink.records import BatchContext, RoutedBatch, check_outcomes
 from streaming_dq.sink.references import ReferenceResolver, ReferenceSpec
 from streaming_dq.sink.routers import choose_router
 from streaming_dq.sink.routers.base import BatchJob, Router, fill_missing
-from streaming_dq.sink.schemas import (
-    arrow_schema_of,
-    quarantine_schema,
-)
+from streaming_dq.sink.schemas import arrow_schema_of
 from streaming_dq.sink.tracker import MetricsTracker
 from streaming_dq.sources import DEFAULT_MALFORMED_COLUMN
 from streaming_dq.tables import AppTransaction, DeltaRsWriter, DeltaTarget, SparkDeltaWriter, TableWriter
@@ -80,20 +64,14 @@ from streaming_dq.tables.spark import has_delta_extension
 from streaming_dq.tables.targets import writing
 
 if TYPE_CHECKING:
-    import pyarrow as pa
     from pyspark.sql import SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
     from streaming_dq.config.check_set import CheckSet
+    from streaming_dq.config.gate_config import GateConfig
     from streaming_dq.metrics.store import MetricsStore
 
 logger = logging.getLogger("streaming_dq.gate")
-
-QUERY_ID_PROPERTY = "sql.streaming.queryId"
-
-
-#: The app id suffix of the commits that close the windows left open at the end of the input.
-END_OF_INPUT = "/end-of-input"
 
 
 class SourceDecoder(Protocol):
@@ -205,75 +183,129 @@ class QualityGate:
         maintenance: MaintenancePolicy | None = None,
         source_decoder: SourceDecoder | None = None,
     ) -> None:
-        if not name or not isinstance(name, str):
-            raise ConfigError("the gate needs a non-empty name", field_path="gate.name")
-        self.name = name
-        self.check_set = check_set
-        self.targets: dict[TargetRole, DeltaTarget] = {
-            "pass": DeltaTarget.of(pass_table),
-            "quarantine": DeltaTarget.of(quarantine_table),
+        options = GateOptions.of(
+            name,
+            pass_table=pass_table,
+            quarantine_table=quarantine_table,
+            results_table=results_table,
+            fail_levels=fail_levels,
+            event_time=event_time,
+            timezone=timezone,
+            profiles=profiles,
+            writer=writer,
+            routing=routing,
+            on_aggregate_failure=on_aggregate_failure,
+            schema_drift=schema_drift,
+            malformed_column=malformed_column,
+            metrics_table=metrics_table,
+            allowed_lateness=allowed_lateness,
+            late_data=late_data,
+            reopen_horizon=reopen_horizon,
+            checkpoint_location=checkpoint_location,
+            maintenance=maintenance,
+        )
+        self._conduct(options, check_set, reference_datasets, on_batch, metrics, source_decoder)
+
+    @classmethod
+    def from_config(
+        cls,
+        config: GateConfig,
+        *,
+        check_set: CheckSet | None = None,
+        profiles: Sequence[Profile] | None = None,
+        on_batch: Callable[[BatchOutcome], None] | None = None,
+        metrics: OutcomeRecorder | None = None,
+    ) -> QualityGate:
+        """The gate a gate config file describes (``streaming-dq run`` builds its gate here).
+
+        Args:
+            config: The loaded config.
+            check_set: Its checks, when the caller has built them already (built here otherwise).
+            profiles: Its profiles, likewise.
+            on_batch: Called with each batch's outcome after its commits.
+            metrics: Gets each batch's outcome (e.g. the exporter's ``GateMetrics``).
+        """
+        from streaming_dq.sources import source_decoder
+
+        gate = cls.__new__(cls)
+        references = {
+            name: ReferenceSpec(r.format, r.path, r.schema_, dict(r.options), r.refresh_seconds)
+            for name, r in config.reference_datasets.items()
         }
-        if results_table is not None:
-            self.targets["results"] = DeltaTarget.of(results_table)
-        self.fail_levels = tuple(normalize_severity(s) for s in fail_levels)
-        self._fail_values = {s.value for s in self.fail_levels}
-        self.event_time = event_time
-        self.timezone = time_zone(timezone).key
-        self.profiles = tuple(expand_profiles(profiles))  # a public-holiday calendar: one profile per holiday
-        self.on_aggregate_failure = choice(
-            on_aggregate_failure, AggregateFailurePolicy, "on-aggregate-failure"
+        gate._conduct(
+            GateOptions.from_config(config, profiles=profiles),
+            check_set if check_set is not None else config.check_set(),
+            references,
+            on_batch,
+            metrics,
+            source_decoder(config.source),
         )
-        self.schema_drift = (
-            None if schema_drift is None else choice(schema_drift, DriftPolicy, "schema-drift")
-        )
-        self.malformed_column = malformed_column
+        return gate
+
+    def _conduct(
+        self,
+        options: GateOptions,
+        check_set: CheckSet,
+        reference_datasets: Mapping[str, DataFrame | ReferenceSpec] | None,
+        on_batch: Callable[[BatchOutcome], None] | None,
+        metrics: OutcomeRecorder | None,
+        source_decoder: SourceDecoder | None,
+    ) -> None:
+        """Assemble the gate's parts from validated options (both constructors end here)."""
+        self.options = options
+        self.name = options.name
+        self.check_set = check_set
+        self.targets: dict[TargetRole, DeltaTarget] = dict(options.targets)
         self.on_batch = on_batch
         self.metrics = metrics
+        self.source_decoder = source_decoder
         self._references = ReferenceResolver(reference_datasets)
-        self._writer: TableWriter | None = None
-        self._writer_given = isinstance(writer, TableWriter)
-        if isinstance(writer, TableWriter):
-            self._writer, self.writer_name = writer, writer.name
-        else:
-            self.writer_name = choice(writer, WriterName, "targets.writer")
-        self.routing: Routing = choice(routing, Routing, "targets.routing")
-        self.checkpoint_location = absolute_location(checkpoint_location) if checkpoint_location else None
-        self._query_id: str | None = None
+        self._writer: TableWriter | None = options.writer if isinstance(options.writer, TableWriter) else None
         self._router: Router | None = None
         self._tables_ready = False
-        # The plan (and the ~100s of Spark Columns it builds) is kept across batches while the input schema
-        # stays the same: rebuilding it through py4j was a fixed cost per batch that grew with the checks.
-        self._plan_cache: tuple[tuple[str, str | None], ValidationPlan] | None = None
-        if self.profiles and not event_time:
-            logger.warning("gate %r: profiles are ignored without an event-time column", name)
+        self._identity = QueryIdentity(options.name, options.checkpoint_location)
+        self._plans = PlanCache(self._new_plan, capacity=1)
+        if options.profiles and not options.event_time:
+            logger.warning("gate %r: profiles are ignored without an event-time column", options.name)
         #: Batch-scoped anomaly checks' values of the committed batches (read back from the results table).
-        self.batch_history = BatchHistory(name, batch_anomaly_checks(check_set), self.targets.get("results"))
+        self.batch_history = BatchHistory(
+            options.name, batch_anomaly_checks(check_set), self.targets.get("results")
+        )
         self.tracker: MetricsTracker | None = None
-        self.metrics_target: DeltaTarget | None = None
-        if metrics_table is not None:
-            target = DeltaTarget.of(metrics_table)
+        if options.metrics_table is not None:
             self.tracker = MetricsTracker(
-                name,
+                options.name,
                 check_set,
-                target.uri,
-                event_time=event_time,
-                profiles=self.profiles if event_time else (),
-                timezone=self.timezone,
-                allowed_lateness=allowed_lateness,
-                late_data=choice(late_data, LateDataPolicy, "late-data"),
-                reopen_horizon=reopen_horizon,
-                storage_options=dict(target.storage_options) or None,
-                configuration=target.configuration,
+                options.metrics_table,
+                event_time=options.event_time,
+                profiles=options.profiles if options.event_time else (),
+                timezone=options.timezone,
+                allowed_lateness=options.allowed_lateness,
+                late_data=options.late_data,
+                reopen_horizon=options.reopen_horizon,
             )
-            self.metrics_target = target
-        self.maintenance = maintenance
-        self.source_decoder = source_decoder
+        self._committer = BatchCommitter(
+            self.targets, self.tracker, {c.check_id: c.check_type for c in check_set}
+        )
+        maintenance = options.maintenance
         self._maintainer = (
             Maintainer(maintenance) if maintenance is not None and maintenance.scheduled else None
         )
         #: The last maintenance run, until the next batch's results rows carry it (a reader of the results
         #: table, such as the exporter under Spark Connect, learns about maintenance from them).
         self._unreported_maintenance: MaintenanceReport | None = None
+
+    # the options a caller reads back
+    event_time = property(lambda self: self.options.event_time)
+    timezone = property(lambda self: self.options.timezone)
+    profiles = property(lambda self: self.options.profiles)
+    fail_levels = property(lambda self: self.options.fail_levels)
+    maintenance = property(lambda self: self.options.maintenance)
+    metrics_target = property(lambda self: self.options.metrics_table)
+
+    @property
+    def checkpoint_location(self) -> str | None:
+        return self._identity.checkpoint_location
 
     # -- public ------------------------------------------------------------------------------------------
 
@@ -300,9 +332,11 @@ class QualityGate:
             raise
         if self._maintainer is not None and outcome.status == "committed" and self._maintainer.committed():
             report = self._maintainer.run(
-                self.writer_for(batch_df.sparkSession), self.tables(), metrics=self._metrics_store(),
+                self.writer_for(batch_df.sparkSession),
+                self.tables(),
+                metrics=self._metrics_store(),
                 batch_id=batch_id,
-            )  # fmt: skip
+            )
             outcome = replace(outcome, maintenance=report)
             if "results" in self.targets:
                 self._unreported_maintenance = report
@@ -331,42 +365,8 @@ class QualityGate:
             >>> query = gate.start(stream, checkpoint_location=cp, trigger={"availableNow": True})  # doctest: +SKIP
             >>> query.awaitTermination(); gate.close_windows(spark)  # doctest: +SKIP
         """
-        if self.tracker is None or not self.tracker.window_checks or self.metrics_target is None:
-            return None
-        writer = self.writer_for(spark)
-        app_id = self.app_id(spark)
-        with writing(self.metrics_target, None):
-            last = writer.committed_version(self.metrics_target, app_id)
-            txn = AppTransaction(f"{app_id}{END_OF_INPUT}", last if last is not None else 0)
-            if last is None or self.tracker.is_committed(txn.app_id, txn.version):
-                return None
-        ctx = BatchContext(self.name, txn.version, txn.app_id, datetime.now(UTC))
-        try:
-            update = self.tracker.close_open_windows(txn.version)
-            assert update is not None
-            results = self.targets.get("results")
-            if results is not None and update.closed:
-                with writing(results, txn.version):
-                    if not writer.is_committed(results, txn):
-                        writer.append(results, window_results(ctx, update.closed), txn, merge_schema=True)
-            with writing(self.metrics_target, txn.version):
-                self.tracker.commit(
-                    app_id=txn.app_id,
-                    batch_id=txn.version,
-                    decision=None,
-                    check_types={c.check_id: c.check_type for c in self.check_set},
-                    update=update,
-                )
-        except Exception:
-            self.tracker.invalidate()  # it judged windows that were not committed
-            raise
-        logger.info(
-            "gate %r: end of input after batch %d: %d window verdict(s)",
-            self.name,
-            txn.version,
-            len(update.closed),
-        )
-        if self.metrics is not None:
+        update = self._committer.close_windows(self.writer_for(spark), self.name, self.app_id(spark))
+        if update is not None and self.metrics is not None:
             self.metrics.record_windows(update.closed)
         return update
 
@@ -427,129 +427,69 @@ class QualityGate:
         check_filters(self.check_set, rows)
         self.ensure_tables(rows.schema, stream_df.sparkSession)
         checkpoint_location = absolute_location(checkpoint_location)
-        if checkpoint_location != self.checkpoint_location:
-            self.checkpoint_location, self._query_id = checkpoint_location, None
+        self._identity.use_checkpoint(checkpoint_location)
         clear_unstarted_offsets(checkpoint_location)
         writer = stream_df.writeStream.foreachBatch(self).option("checkpointLocation", checkpoint_location)
         if query_name:
             writer = writer.queryName(query_name)
         if trigger:
-            writer = writer.trigger(**_trigger_kwargs(trigger))
+            writer = writer.trigger(**trigger_kwargs(trigger))
         return writer.start()
 
     def check_schema(self, schema: StructType) -> None:
-        """Fail now, in one line, when the checks cannot run on rows of ``schema``.
+        """Fail now, in one line, when the checks cannot run on rows of ``schema`` (see
+        :func:`~streaming_dq.sink.setup.check_schema`)."""
+        setup.check_schema(self.check_set, self.event_time, schema)
 
-        Raises:
-            ConfigError: the event-time column is missing or not a date/timestamp.
-            CheckEvaluationError: a check's column is missing or of a type it cannot judge (a numeric bound
-                on a STRING column would fail every batch with Spark's ``CAST_INVALID_INPUT``).
-        """
-        types = {f.name: f.dataType.typeName() for f in schema.fields}
-        if self.event_time:
-            if self.event_time not in types:
-                raise ConfigError(
-                    f"event-time column {self.event_time!r} is not in the stream (columns: {', '.join(types)})",
-                    field_path="gate.event-time",
-                )
-            if not is_kind(types[self.event_time], "temporal"):
-                raise ConfigError(
-                    f"event-time column {self.event_time!r} is {types[self.event_time]}, not a timestamp",
-                    field_path="gate.event-time",
-                )
-        problems = column_type_problems(self.check_set, types)
-        if problems:
-            check, _, reason = problems[0]
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            raise CheckEvaluationError(check.check_id, reason + more)
-
-    def ensure_tables(self, schema: StructType, spark: SparkSession) -> None:
-        """Create the missing target tables with explicit, all-nullable schemas derived from ``schema``.
+    def ensure_tables(self, schema: StructType, spark: SparkSession, batch_id: int | None = None) -> None:
+        """Create the missing tables with explicit, all-nullable schemas derived from ``schema``.
 
         Raises:
             TargetWriteError: A table cannot be created (or read).
+            ConfigError: Maintenance settings a table cannot take safely.
         """
-        self._ensure_tables(schema, spark, None)
-
-    def _ensure_tables(self, schema: StructType, spark: SparkSession, batch_id: int | None) -> None:
-        writer = self.writer_for(spark)
-        pass_target = self.targets["pass"]
-        with writing(pass_target, batch_id):
-            pass_schema = writer.ensure_table(
-                pass_target, arrow_schema_of(schema, drop=[self.malformed_column])
-            )
-        wanted = {"quarantine": quarantine_schema(pass_schema), "results": RESULTS_SCHEMA}
-        for role, target in self.targets.items():
-            if role != "pass":
-                with writing(target, batch_id):
-                    writer.ensure_table(target, wanted[role])
-        if self.tracker is not None and self.metrics_target is not None:
-            with writing(self.metrics_target, batch_id):
-                self.tracker.ensure_table()
-        if self.maintenance is not None:
-            self._check_maintenance(writer, pass_schema)
+        setup.ensure_tables(
+            self.writer_for(spark),
+            self.targets,
+            self.tracker,
+            schema,
+            malformed_column=self.options.malformed_column,
+            maintenance=self.maintenance,
+            batch_id=batch_id,
+        )
         self._tables_ready = True
 
-    def _check_maintenance(self, writer: TableWriter, pass_schema: pa.Schema) -> None:
-        """Refuse, before any batch, a vacuum or log retention below a table's safe minimum or unknown Z-order
-        columns."""
-        assert self.maintenance is not None
-        z_order_columns(self.maintenance.z_order, pass_schema.names)
-        for target in self.tables().values():
-            if self.maintenance.vacuum_retention is not None:
-                check_retention(writer, target, self.maintenance.vacuum_retention)
-            if self.maintenance.log_retention is not None:
-                check_log_retention(writer, target, self.maintenance.log_retention)
-
     def app_id(self, spark: SparkSession) -> str:
-        """``"<gate>:<streaming query id>"``, or the gate name alone outside a streaming query.
-
-        The query id is stored in the checkpoint: it survives restarts and changes with a new checkpoint,
-        so batch ids restarting at 0 under a new checkpoint are never mistaken for replays. Classic Spark
-        gives it to the batch as a local property; under Spark Connect (no SparkContext, and the batch
-        function runs in a worker on the server) it is read from the checkpoint's ``metadata`` file, which
-        the gate knows from :meth:`start` or its ``checkpoint_location`` argument. A direct call outside a
-        stream (tests, a one-off backfill) in classic Spark uses the gate name: its batch ids must then
-        increase.
+        """``"<gate>:<streaming query id>"`` (see :class:`~streaming_dq.sink.checkpoint.QueryIdentity`).
 
         Raises:
-            ConfigError: Under Spark Connect without a known checkpoint (the id would be the bare gate name,
-                and a second stream's batches would be taken for replays of the first's).
+            ConfigError: Under Spark Connect without a known checkpoint.
         """
-        from pyspark.sql.utils import is_remote
-
-        query_id = None
-        if not is_remote():
-            query_id = spark.sparkContext.getLocalProperty(QUERY_ID_PROPERTY)
-        if not query_id and self.checkpoint_location is not None:
-            if self._query_id is None:
-                self._query_id = read_query_id(spark, self.checkpoint_location)
-            query_id = self._query_id
-        if not query_id and is_remote():
-            raise ConfigError(
-                "under Spark Connect the gate reads its streaming query's id from the checkpoint: start it with "
-                "gate.start(stream, checkpoint_location=...) or pass checkpoint_location= to QualityGate",
-                field_path="checkpoint",
-            )
-        return f"{self.name}:{query_id}" if query_id else self.name
+        return self._identity.app_id(spark)
 
     def __getstate__(self) -> dict[str, Any]:
         """What crosses to a Spark Connect server's batch worker: the configuration, not the client's session.
 
-        The writer and router chosen from names, the plan cache and the window accumulator's state are rebuilt
+        The writer and router chosen from names, the plans and the window accumulator's state are rebuilt
         there; ``metrics`` and ``on_batch`` stay in the client (they would count into a copy nobody reads): the
         job feeds them from the results table instead (:class:`~streaming_dq.exporter.ResultsFollower`).
         """
         state = dict(self.__dict__)
-        if not self._writer_given:
+        if not isinstance(self.options.writer, TableWriter):
             state["_writer"] = None
-        state.update(_router=None, _plan_cache=None, _tables_ready=False, metrics=None, on_batch=None)
+        state.update(
+            _router=None,
+            _plans=PlanCache(self._new_plan, capacity=1),
+            _tables_ready=False,
+            metrics=None,
+            on_batch=None,
+        )
         return state
 
     def writer_for(self, spark: SparkSession) -> TableWriter:
         """The writer back-end, chosen on first use (``auto``: spark when the Delta extension is loaded)."""
         if self._writer is None:
-            name = self.writer_name
+            name = self.options.writer
             if name == "auto":
                 name = "spark" if has_delta_extension(spark) else "delta-rs"
             self._writer = SparkDeltaWriter(spark) if name == "spark" else DeltaRsWriter()
@@ -565,7 +505,7 @@ class QualityGate:
             ConfigError: ``distributed`` (or ``auto`` on a cluster) without Spark's Delta writer.
         """
         if self._router is None:
-            self._router = choose_router(self.routing, self.writer_for(spark), spark)
+            self._router = choose_router(self.options.routing, self.writer_for(spark), spark)
             logger.info("gate %r routes rows with the %s router", self.name, self._router.name)
         return self._router
 
@@ -578,11 +518,11 @@ class QualityGate:
         writer = self.writer_for(spark)
         router = self.router_for(spark)
         if not self._tables_ready:
-            self._ensure_tables(df.schema, spark, batch_id)
+            self.ensure_tables(df.schema, spark, batch_id)
         ctx = BatchContext(self.name, batch_id, self.app_id(spark), datetime.now(UTC))
         txn = AppTransaction(ctx.app_id, batch_id)
-        pending = self._pending_targets(writer, txn)
-        metrics_pending = self.tracker is not None and not self._metrics_committed(txn)
+        pending = self._committer.pending(writer, txn)
+        metrics_pending = self._committer.metrics_pending(txn)
         if not pending and not metrics_pending:
             logger.info(
                 "gate %r: batch %d already committed under %s: skipped", self.name, batch_id, txn.app_id
@@ -590,7 +530,7 @@ class QualityGate:
             return BatchOutcome(
                 self.name, batch_id, "skipped_replay", duration_seconds=time.monotonic() - started
             )
-        malformed = self.malformed_column if self.malformed_column in df.columns else None
+        malformed = self.options.malformed_column if self.options.malformed_column in df.columns else None
         if self.batch_history.checks:
             with writing(self.targets["results"], batch_id):
                 self.batch_history.prepare(writer, ctx.app_id, batch_id)
@@ -609,59 +549,31 @@ class QualityGate:
         else:
             filled = fill_missing(df, table_schema, drift.missing) if action == "merge" else df
             routed = self._route(router, filled, job, writer, rows_pending)
-        update = self._update_windows(routed, batch_id) if metrics_pending else None
-        results = pending.get("results")
-        if results is not None:  # the per-check results: the batch-complete marker of the three
+        update = None
+        if metrics_pending:
+            assert self.tracker is not None
+            update = self.tracker.update(batch_id, routed.window_states, routed.event_time.max)
+        if "results" in pending:  # the per-check results: the batch-complete marker of the three
             rows = routed.results(
                 ctx,
                 update,
                 duration_seconds=time.monotonic() - started,
                 maintenance=self._unreported_maintenance,
             )
-            with writing(results, batch_id), job.described(spark, "write results"):
-                writer.append(results, rows, txn, merge_schema=True)  # older tables lack the batch columns
+            with job.described(spark, "write results"):
+                self._committer.write_results(writer, rows, txn)
             self._unreported_maintenance = None
         if metrics_pending:
             with job.described(spark, "write metrics"):
-                self._commit_metrics(routed, ctx, update)
+                self._committer.commit_metrics(ctx, routed.decision, update)
         self.batch_history.record(ctx.app_id, batch_id, routed.checks)
         return routed.outcome(ctx, "committed", started, update)
 
-    def _metrics_committed(self, txn: AppTransaction) -> bool:
-        assert self.tracker is not None and self.metrics_target is not None
-        with writing(self.metrics_target, txn.version):
-            return self.tracker.is_committed(txn.app_id, txn.version)
-
-    def _update_windows(self, routed: RoutedBatch, batch_id: int) -> WindowUpdate | None:
-        """Merge the batch into the event-time windows (only for a batch the metrics table lacks)."""
-        assert self.tracker is not None
-        return self.tracker.update(batch_id, routed.window_states, routed.event_time.max)
-
-    def _commit_metrics(self, routed: RoutedBatch, ctx: BatchContext, update: WindowUpdate | None) -> None:
-        """The metrics table is written LAST: once it has the batch, every other target has it too."""
-        assert self.tracker is not None and self.metrics_target is not None
-        with writing(self.metrics_target, ctx.batch_id):
-            self.tracker.commit(
-                app_id=ctx.app_id,
-                batch_id=ctx.batch_id,
-                decision=routed.decision,
-                check_types={c.check_id: c.check_type for c in self.check_set},
-                update=update,
-            )
-
-    def _pending_targets(self, writer: TableWriter, txn: AppTransaction) -> dict[TargetRole, DeltaTarget]:
-        pending: dict[TargetRole, DeltaTarget] = {}
-        for role, target in self.targets.items():
-            with writing(target, txn.version):
-                if not writer.is_committed(target, txn):
-                    pending[role] = target
-        return pending
-
     def _drift_action(self, drift: SchemaDrift, batch_id: int) -> DriftAction:
-        action = drift_action(drift, self.schema_drift)
+        action = drift_action(drift, self.options.schema_drift)
         if action == "proceed":
             return action
-        policy = self.schema_drift or "default"
+        policy = self.options.schema_drift or "default"
         what = {
             "merge": "merging into the pass table's schema",
             "quarantine": "quarantining the whole batch",
@@ -688,16 +600,19 @@ class QualityGate:
         writer: TableWriter,
         pending: Mapping[TargetRole, DeltaTarget],
     ) -> RoutedBatch:
-        """Validate, stop before writing when the policy says so, then write the rows."""
+        """Validate (with this batch's reference data), stop before writing when the policy says so, then
+        write the rows."""
         plan = self._plan(df, job.malformed)
-        with router.validate(plan, df, job) as validated:
+        references = self._references.resolve(df.sparkSession)
+        with plan.references(references), router.validate(plan, df, job) as validated:
             decision = validated.decision
-            if decision.breached and self.on_aggregate_failure == "stop":
+            if decision.breached and self.options.on_aggregate_failure == "stop":
                 checks = check_outcomes(plan, decision)
+                fail_values = self.options.fail_values
                 failed = [
                     c.check_id
                     for c in checks
-                    if c.kind == "aggregate" and c.status == "failed" and c.severity in self._fail_values
+                    if c.kind == "aggregate" and c.status == "failed" and c.severity in fail_values
                 ]
                 logger.error(
                     "gate %r: batch %d failed aggregate check(s) %s: stopping",
@@ -716,25 +631,20 @@ class QualityGate:
                 f"event-time column {self.event_time!r} is not in the batch (columns: {', '.join(df.columns)})",
                 field_path="gate.event-time",
             )
-        references = self._references.resolve(df.sparkSession)
-        key = (df.schema.json(), malformed)
-        if self._plan_cache is None or self._plan_cache[0] != key:
+        plan, new = self._plans.plan_for(df.schema, malformed)
+        if new:
             self.check_schema(df.schema)  # a new schema (drift): the same one-line answer as at start
-        if self._plan_cache is not None and self._plan_cache[0] == key:
-            plan = self._plan_cache[1]
-            plan.inject_reference_datasets(references)
-            return plan
-        plan = ValidationPlan(
+        return plan
+
+    def _new_plan(self, malformed: str | None) -> ValidationPlan:
+        return ValidationPlan(
             self.check_set,
             fail_levels=self.fail_levels,
             profiles=self.profiles,
             event_time=self.event_time,
             timezone=self.timezone,
-            reference_datasets=references,
             malformed_column=malformed,
         )
-        self._plan_cache = (key, plan)
-        return plan
 
     def _publish(self, outcome: BatchOutcome) -> None:
         """Report a committed (or skipped) batch; a failing callback is logged, never un-commits the batch."""
@@ -751,19 +661,3 @@ class QualityGate:
 
     def __repr__(self) -> str:
         return f"QualityGate({self.name!r}, pass={self.targets['pass']}, quarantine={self.targets['quarantine']})"
-
-
-_TRIGGER_KEYS = {"availablenow": "availableNow", "processingtime": "processingTime", "once": "once"}
-
-
-def _trigger_kwargs(trigger: Mapping[str, Any]) -> dict[str, Any]:
-    out = {}
-    for key, value in trigger.items():
-        norm = _TRIGGER_KEYS.get(key.replace("-", "").replace("_", "").lower())
-        if norm is None:
-            raise ConfigError(
-                f"unknown trigger {key!r}: expected availableNow, processingTime or once",
-                field_path="trigger",
-            )
-        out[norm] = value
-    return out

@@ -9,7 +9,7 @@ driver router, in the aggregation job by the Spark router.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from streaming_dq.config.check_set import CheckSet
     from streaming_dq.engine.decision import BatchDecision
     from streaming_dq.states.keyed import WindowStates
-    from streaming_dq.tables import TableWriter
+    from streaming_dq.tables import DeltaTarget, TableWriter
 
 logger = logging.getLogger("streaming_dq.gate")
 
@@ -35,7 +35,7 @@ class MetricsTracker:
     Args:
         gate: The gate's name.
         check_set: The gate's checks; those with ``scope: {window: ...}`` are judged per window.
-        uri: The metrics Delta table.
+        target: The metrics Delta table (its storage options and table properties go to the store).
         event_time: The event-time column (required when a check is window-scoped).
         profiles: Profiles; a closed window is judged under those active on the window's date.
         timezone: Zone of window boundaries and profile dates.
@@ -44,15 +44,13 @@ class MetricsTracker:
         late_data: ``count`` (rows of a closed window are counted as late, not merged) or ``reopen``.
         reopen_horizon: Under ``reopen``, how long after the watermark passed a window's end its late rows still
             reopen it (after that the window leaves memory and its late rows are counted).
-        storage_options: Passed to deltalake (object-store credentials).
-        configuration: Delta table properties set when the table is created.
     """
 
     def __init__(
         self,
         gate: str,
         check_set: CheckSet,
-        uri: str,
+        target: DeltaTarget,
         *,
         event_time: str | None,
         profiles: Sequence[Any] = (),
@@ -60,10 +58,9 @@ class MetricsTracker:
         allowed_lateness: timedelta = timedelta(0),
         late_data: LateDataPolicy = "count",
         reopen_horizon: timedelta = DEFAULT_REOPEN_HORIZON,
-        storage_options: dict[str, str] | None = None,
-        configuration: Mapping[str, str | None] | None = None,
     ) -> None:
         self.gate = gate
+        self.target = target
         self.window_checks = [c for c in check_set if isinstance(c, ObservableAggregateCheck) and c.scope]
         if self.window_checks and not event_time:
             from streaming_dq.exceptions import ConfigError
@@ -71,7 +68,11 @@ class MetricsTracker:
             raise ConfigError("window-scoped checks need gate.event-time", field_path="gate.event-time")
         self.event_time = event_time
         self.timezone = timezone
-        self.store = MetricsStore(uri, storage_options=storage_options, configuration=configuration)
+        self.store = MetricsStore(
+            target.uri,
+            storage_options=dict(target.storage_options) or None,
+            configuration=target.configuration,
+        )
         self.accumulator = WindowAccumulator(
             gate,
             self.window_checks,

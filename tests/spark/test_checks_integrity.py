@@ -6,6 +6,7 @@ import pytest
 
 from streaming_dq import BatchDQEngine, CheckSet
 from streaming_dq.config.factory import CheckFactory
+from streaming_dq.core.references import using_references
 from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
 
 pytestmark = pytest.mark.spark
@@ -29,8 +30,8 @@ def test_foreign_key_row_check_marks_absent_keys_without_duplicating_rows(spark)
     orders = spark.createDataFrame(ORDERS, "order_id int, customer_id int")
     customers = spark.createDataFrame(CUSTOMERS, "id string")  # another key type: cast to the key's type
     check = CheckFactory.from_dict(fk())
-    check.inject_reference_datasets({"customers": customers})
-    out = check.validate(orders, column="__flag")
+    with using_references({"customers": customers}):
+        out = check.validate(orders, column="__flag")
     assert out.columns == ["order_id", "customer_id", "__flag"]
     assert "BroadcastHashJoin" in out._jdf.queryExecution().executedPlan().toString()
     assert sorted((r["order_id"], r["__flag"]) for r in out.collect()) == [
@@ -62,8 +63,10 @@ def test_foreign_key_checks_through_the_engine(spark) -> None:  # type: ignore[n
 def test_a_missing_reference_dataset_raises(spark) -> None:  # type: ignore[no-untyped-def]
     orders = spark.createDataFrame(ORDERS, "order_id int, customer_id int")
     row_check = CheckFactory.from_dict(fk())
-    row_check.inject_reference_datasets({"other": orders})
-    with pytest.raises(MissingReferenceDatasetError, match="'customers' was not supplied"):
+    with (
+        using_references({"other": orders}),
+        pytest.raises(MissingReferenceDatasetError, match="'customers' was not supplied"),
+    ):
         row_check.validate(orders)
     with pytest.raises(MissingReferenceDatasetError, match="customers"):
         BatchDQEngine(CheckSet.from_dicts([fk("foreign-key-check")])).run_batch(orders)
@@ -79,8 +82,10 @@ def test_a_missing_reference_column_names_the_check(spark) -> None:  # type: ign
     orders = spark.createDataFrame(ORDERS, "order_id int, customer_id int")
     customers = spark.createDataFrame(CUSTOMERS, "customer int")
     check = CheckFactory.from_dict(fk("foreign-key-check"))
-    check.inject_reference_datasets({"customers": customers})
-    with pytest.raises(CheckEvaluationError, match=r"'known-customer'.*no column 'id'"):
+    with (
+        using_references({"customers": customers}),
+        pytest.raises(CheckEvaluationError, match=r"'known-customer'.*no column 'id'"),
+    ):
         check.evaluate(orders)
 
 

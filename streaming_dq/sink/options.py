@@ -1,0 +1,176 @@
+"""A gate's options, validated once: from a Python caller's keywords or from a gate config file.
+
+:class:`GateOptions` is what :class:`~streaming_dq.sink.gate.QualityGate` runs on. Every mode is checked
+against :mod:`streaming_dq.core.modes` (a Python caller skips pydantic), every table name becomes a
+:class:`~streaming_dq.tables.DeltaTarget`, every duration a ``timedelta``. :meth:`GateOptions.from_config`
+is the one mapping of a :class:`~streaming_dq.config.gate_config.GateConfig` onto them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from streaming_dq.config.paths import absolute_location
+from streaming_dq.core.modes import (
+    AggregateFailurePolicy,
+    DriftPolicy,
+    LateDataPolicy,
+    Routing,
+    TargetRole,
+    WriterName,
+    choice,
+)
+from streaming_dq.core.severity import Severity, normalize_severity
+from streaming_dq.exceptions import ConfigError
+from streaming_dq.metrics.accumulator import DEFAULT_REOPEN_HORIZON
+from streaming_dq.profiles.event_time import time_zone
+from streaming_dq.profiles.public_holidays import expand_profiles
+from streaming_dq.sources import DEFAULT_MALFORMED_COLUMN
+from streaming_dq.tables import DeltaTarget, TableWriter
+
+if TYPE_CHECKING:
+    from streaming_dq.config.gate_config import GateConfig
+    from streaming_dq.maintenance import MaintenancePolicy
+    from streaming_dq.profiles import Profile
+
+__all__ = ["GateOptions", "trigger_kwargs"]
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """Everything a gate is configured with but its checks, callbacks and reference data (see ``QualityGate``).
+
+    Build it with :meth:`of` (keywords, validated) or :meth:`from_config`.
+    """
+
+    name: str
+    targets: Mapping[TargetRole, DeltaTarget]
+    fail_levels: tuple[Severity, ...]
+    event_time: str | None
+    timezone: str
+    profiles: tuple[Profile, ...]
+    writer: WriterName | TableWriter
+    routing: Routing
+    on_aggregate_failure: AggregateFailurePolicy
+    schema_drift: DriftPolicy | None
+    malformed_column: str
+    metrics_table: DeltaTarget | None
+    allowed_lateness: timedelta
+    late_data: LateDataPolicy
+    reopen_horizon: timedelta
+    checkpoint_location: str | None
+    maintenance: MaintenancePolicy | None
+
+    @classmethod
+    def of(
+        cls,
+        name: str,
+        *,
+        pass_table: str | DeltaTarget,
+        quarantine_table: str | DeltaTarget,
+        results_table: str | DeltaTarget | None = None,
+        fail_levels: Sequence[Severity | str] = (Severity.CRITICAL,),
+        event_time: str | None = None,
+        timezone: str = "UTC",
+        profiles: Sequence[Profile] = (),
+        writer: WriterName | TableWriter = "auto",
+        routing: Routing = "auto",
+        on_aggregate_failure: AggregateFailurePolicy = "quarantine-batch",
+        schema_drift: DriftPolicy | None = None,
+        malformed_column: str = DEFAULT_MALFORMED_COLUMN,
+        metrics_table: str | DeltaTarget | None = None,
+        allowed_lateness: timedelta = timedelta(0),
+        late_data: LateDataPolicy = "count",
+        reopen_horizon: timedelta = DEFAULT_REOPEN_HORIZON,
+        checkpoint_location: str | None = None,
+        maintenance: MaintenancePolicy | None = None,
+    ) -> GateOptions:
+        """Validated options (the keywords are ``QualityGate``'s).
+
+        Raises:
+            ConfigError: An empty name, or a mode with an unknown value (naming its config field).
+        """
+        if not name or not isinstance(name, str):
+            raise ConfigError("the gate needs a non-empty name", field_path="gate.name")
+        targets: dict[TargetRole, DeltaTarget] = {
+            "pass": DeltaTarget.of(pass_table),
+            "quarantine": DeltaTarget.of(quarantine_table),
+        }
+        if results_table is not None:
+            targets["results"] = DeltaTarget.of(results_table)
+        return cls(
+            name=name,
+            targets=targets,
+            fail_levels=tuple(normalize_severity(s) for s in fail_levels),
+            event_time=event_time,
+            timezone=time_zone(timezone).key,
+            # a public-holiday calendar: one profile per holiday
+            profiles=tuple(expand_profiles(profiles)),
+            writer=writer
+            if isinstance(writer, TableWriter)
+            else choice(writer, WriterName, "targets.writer"),
+            routing=choice(routing, Routing, "targets.routing"),
+            on_aggregate_failure=choice(on_aggregate_failure, AggregateFailurePolicy, "on-aggregate-failure"),
+            schema_drift=None if schema_drift is None else choice(schema_drift, DriftPolicy, "schema-drift"),
+            malformed_column=malformed_column,
+            metrics_table=DeltaTarget.of(metrics_table) if metrics_table is not None else None,
+            allowed_lateness=allowed_lateness,
+            late_data=choice(late_data, LateDataPolicy, "gate.late-data"),
+            reopen_horizon=reopen_horizon,
+            checkpoint_location=absolute_location(checkpoint_location) if checkpoint_location else None,
+            maintenance=maintenance,
+        )
+
+    @classmethod
+    def from_config(cls, config: GateConfig, *, profiles: Sequence[Profile] | None = None) -> GateOptions:
+        """The options a gate config file describes (``profiles``: already built from it, else built here)."""
+        c = config
+        return cls.of(
+            c.gate.name,
+            pass_table=c.targets.pass_table,
+            quarantine_table=c.targets.quarantine,
+            results_table=c.targets.results,
+            fail_levels=c.fail_levels,
+            event_time=c.gate.event_time,
+            timezone=c.gate.timezone,
+            profiles=c.profile_objects() if profiles is None else profiles,
+            writer=c.targets.writer,
+            routing=c.targets.routing,
+            on_aggregate_failure=c.on_aggregate_failure,
+            schema_drift=c.schema_drift,
+            malformed_column=c.source.malformed_column,
+            metrics_table=c.targets.metrics,
+            allowed_lateness=c.gate.lateness,
+            late_data=c.gate.late_data,
+            reopen_horizon=c.gate.horizon,
+            checkpoint_location=c.checkpoint,
+            maintenance=c.maintenance.policy() if c.maintenance is not None else None,
+        )
+
+    @property
+    def fail_values(self) -> frozenset[str]:
+        return frozenset(s.value for s in self.fail_levels)
+
+
+_TRIGGER_KEYS = {"availablenow": "availableNow", "processingtime": "processingTime", "once": "once"}
+
+
+def trigger_kwargs(trigger: Mapping[str, Any]) -> dict[str, Any]:
+    """``DataStreamWriter.trigger`` keywords from Spark's, kebab- or snake-case keys.
+
+    Raises:
+        ConfigError: An unknown trigger.
+    """
+    out = {}
+    for key, value in trigger.items():
+        norm = _TRIGGER_KEYS.get(key.replace("-", "").replace("_", "").lower())
+        if norm is None:
+            raise ConfigError(
+                f"unknown trigger {key!r}: expected availableNow, processingTime or once",
+                field_path="trigger",
+            )
+        out[norm] = value
+    return out

@@ -1,0 +1,93 @@
+"""Before the first batch: the checks against the stream's schema, and the gate's tables created if missing.
+
+Both answer in one line before any row moves: a check on a column the stream lacks, a numeric bound on a
+STRING column, an event-time column that is no timestamp, a vacuum retention below a table's safe minimum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from streaming_dq.core.column_types import column_type_problems, is_kind
+from streaming_dq.core.modes import TargetRole
+from streaming_dq.core.outcome_rows import RESULTS_SCHEMA
+from streaming_dq.exceptions import CheckEvaluationError, ConfigError
+from streaming_dq.maintenance import check_log_retention, check_retention, z_order_columns
+from streaming_dq.sink.schemas import arrow_schema_of, quarantine_schema
+from streaming_dq.tables.targets import writing
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+    from streaming_dq.core.base_check import BaseCheck
+    from streaming_dq.maintenance import MaintenancePolicy
+    from streaming_dq.sink.tracker import MetricsTracker
+    from streaming_dq.tables import DeltaTarget, TableWriter
+
+__all__ = ["check_schema", "ensure_tables"]
+
+
+def check_schema(checks: Iterable[BaseCheck], event_time: str | None, schema: StructType) -> None:
+    """Fail now, in one line, when the checks cannot run on rows of ``schema``.
+
+    Raises:
+        ConfigError: the event-time column is missing or not a date/timestamp.
+        CheckEvaluationError: a check's column is missing or of a type it cannot judge (a numeric bound
+            on a STRING column would fail every batch with Spark's ``CAST_INVALID_INPUT``).
+    """
+    types = {f.name: f.dataType.typeName() for f in schema.fields}
+    if event_time:
+        if event_time not in types:
+            raise ConfigError(
+                f"event-time column {event_time!r} is not in the stream (columns: {', '.join(types)})",
+                field_path="gate.event-time",
+            )
+        if not is_kind(types[event_time], "temporal"):
+            raise ConfigError(
+                f"event-time column {event_time!r} is {types[event_time]}, not a timestamp",
+                field_path="gate.event-time",
+            )
+    problems = column_type_problems(checks, types)
+    if problems:
+        check, _, reason = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise CheckEvaluationError(check.check_id, reason + more)
+
+
+def ensure_tables(
+    writer: TableWriter,
+    targets: Mapping[TargetRole, DeltaTarget],
+    tracker: MetricsTracker | None,
+    schema: StructType,
+    *,
+    malformed_column: str,
+    maintenance: MaintenancePolicy | None,
+    batch_id: int | None = None,
+) -> None:
+    """Create the missing tables with explicit, all-nullable schemas derived from ``schema`` (the pass table's
+    drops the malformed column; the quarantine's adds the reasons), and refuse unsafe maintenance settings.
+
+    Raises:
+        TargetWriteError: A table cannot be created (or read).
+        ConfigError: A vacuum or log retention below a table's safe minimum, or unknown Z-order columns.
+    """
+    pass_target = targets["pass"]
+    with writing(pass_target, batch_id):
+        pass_schema = writer.ensure_table(pass_target, arrow_schema_of(schema, drop=[malformed_column]))
+    wanted = {"quarantine": quarantine_schema(pass_schema), "results": RESULTS_SCHEMA}
+    for role, target in targets.items():
+        if role != "pass":
+            with writing(target, batch_id):
+                writer.ensure_table(target, wanted[role])
+    if tracker is not None:
+        with writing(tracker.target, batch_id):
+            tracker.ensure_table()
+    if maintenance is not None:
+        z_order_columns(maintenance.z_order, pass_schema.names)
+        tables = [*targets.values(), *([tracker.target] if tracker is not None else [])]
+        for target in tables:
+            if maintenance.vacuum_retention is not None:
+                check_retention(writer, target, maintenance.vacuum_retention)
+            if maintenance.log_retention is not None:
+                check_log_retention(writer, target, maintenance.log_retention)
