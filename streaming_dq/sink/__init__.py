@@ -7,7 +7,9 @@ Example:
 
 from streaming_dq.core.outcome_rows import RESULTS_SCHEMA
 from streaming_dq.sink.drift import SchemaDrift, detect_drift, drift_action
-from streaming_dq.sink.gate import OutcomeRecorder, QualityGate
+from streaming_dq.sink.gate import QualityGate
+from streaming_dq.sink.options import GateOptions
+from streaming_dq.sink.ports import OutcomeRecorder, SourceDecoder
 from streaming_dq.sink.references import ReferenceDatasetUnavailableError, ReferenceResolver, ReferenceSpec
 from streaming_dq.sources import with_corrupt_record_column
 from streaming_dq.tables import AppTransaction, DeltaRsWriter, DeltaTarget, SparkDeltaWriter, TableWriter
@@ -18,12 +20,14 @@ __all__ = [
     "AppTransaction",
     "DeltaRsWriter",
     "DeltaTarget",
+    "GateOptions",
     "OutcomeRecorder",
     "QualityGate",
     "ReferenceDatasetUnavailableError",
     "ReferenceResolver",
     "ReferenceSpec",
     "SchemaDrift",
+    "SourceDecoder",
     "SparkDeltaWriter",
     "TableWriter",
     "detect_drift",

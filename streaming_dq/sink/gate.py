@@ -1,15 +1,15 @@
 """QualityGate: the ``foreachBatch`` sink that validates each micro-batch and routes every row exactly once.
 
-Per batch:
+The gate conducts; each part has a room of its own:
 
-1. skip at once when every target already committed this batch id for this app id (a replay);
-2. compare the batch's schema with the pass table's (:mod:`~streaming_dq.sink.drift`);
-3. validate with the router (:mod:`~streaming_dq.sink.routers`): ONE aggregation pass yields the decision
-   (every aggregate, the per-check counts, the event-time range, the window states); the driver router
-   collects the rows in the same job, the Spark router keeps them on the executors;
-4. write the pass and quarantine rows, then the per-check results and the metrics states, each commit
-   recording ``(app id, batch id)`` so that a replay is recognised table by table;
-5. only then report a :class:`~streaming_dq.core.outcome.BatchOutcome` (``on_batch``, ``metrics``).
+- :mod:`~streaming_dq.sink.options`: the options, validated once (from keywords or a gate config);
+- :mod:`~streaming_dq.sink.setup`: the checks against the stream's schema and the tables, before any batch;
+- :mod:`~streaming_dq.sink.flow`: the walk of one batch (replay check, drift, validation with ONE aggregation
+  pass, the rows written by the router of :mod:`~streaming_dq.sink.routers`);
+- :mod:`~streaming_dq.sink.commit`: the commit order (rows, then results, then the metrics table last), every
+  commit recording ``(app id, batch id)`` so that a replay is recognised table by table;
+- the gate itself: the writer and router chosen on first use, the app id, maintenance between batches, and the
+  :class:`~streaming_dq.core.outcome.BatchOutcome` reported only after the commits (``on_batch``, ``metrics``).
 
 A batch whose writes fail raises :class:`~streaming_dq.exceptions.TargetWriteError`: the query stops without
 committing its checkpoint, and Spark replays the batch with the same id on restart.
@@ -21,8 +21,8 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
@@ -30,19 +30,16 @@ from pyspark.sql.types import StructType
 from streaming_dq.config.paths import absolute_location
 from streaming_dq.core.modes import (
     AggregateFailurePolicy,
-    DriftAction,
     DriftPolicy,
     LateDataPolicy,
     Routing,
     TargetRole,
     WriterName,
 )
-from streaming_dq.core.outcome import BatchOutcome, MaintenanceReport, WindowOutcome
+from streaming_dq.core.outcome import BatchOutcome, MaintenanceReport
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import check_filters
-from streaming_dq.engine.plan import ValidationPlan
-from streaming_dq.engine.plan_cache import PlanCache
-from streaming_dq.exceptions import ConfigError, GateFailedError, TargetWriteError
+from streaming_dq.exceptions import ConfigError, GateFailedError
 from streaming_dq.maintenance import Maintainer, MaintenancePolicy, maintain
 from streaming_dq.metrics.accumulator import DEFAULT_REOPEN_HORIZON, WindowUpdate
 from streaming_dq.profiles import Profile
@@ -50,18 +47,15 @@ from streaming_dq.sink import setup
 from streaming_dq.sink.batch_history import BatchHistory, batch_anomaly_checks
 from streaming_dq.sink.checkpoint import QueryIdentity, clear_unstarted_offsets
 from streaming_dq.sink.commit import BatchCommitter
-from streaming_dq.sink.drift import SchemaDrift, detect_drift, drift_action
+from streaming_dq.sink.flow import BatchFlow, batch_context
 from streaming_dq.sink.options import GateOptions, trigger_kwargs
-from streaming_dq.sink.records import BatchContext, RoutedBatch, check_outcomes
+from streaming_dq.sink.ports import OutcomeRecorder, SourceDecoder
 from streaming_dq.sink.references import ReferenceResolver, ReferenceSpec
-from streaming_dq.sink.routers import choose_router
-from streaming_dq.sink.routers.base import BatchJob, Router, fill_missing
-from streaming_dq.sink.schemas import arrow_schema_of
+from streaming_dq.sink.routers import choose_router, choose_writer
+from streaming_dq.sink.routers.base import Router
 from streaming_dq.sink.tracker import MetricsTracker
 from streaming_dq.sources import DEFAULT_MALFORMED_COLUMN
-from streaming_dq.tables import AppTransaction, DeltaRsWriter, DeltaTarget, SparkDeltaWriter, TableWriter
-from streaming_dq.tables.spark import has_delta_extension
-from streaming_dq.tables.targets import writing
+from streaming_dq.tables import DeltaTarget, TableWriter
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -72,24 +66,6 @@ if TYPE_CHECKING:
     from streaming_dq.metrics.store import MetricsStore
 
 logger = logging.getLogger("streaming_dq.gate")
-
-
-class SourceDecoder(Protocol):
-    """Turns a micro-batch of a source's raw records into its rows (see ``QualityGate(source_decoder=...)``)."""
-
-    def __call__(self, batch: DataFrame, /) -> DataFrame: ...
-
-    def schema(self) -> StructType: ...
-
-
-class OutcomeRecorder(Protocol):
-    """What the gate needs from a metrics sink (e.g. the exporter's ``GateMetrics``)."""
-
-    def record_batch(self, outcome: BatchOutcome) -> None: ...
-
-    def record_failure(self, batch_id: int, error: BaseException) -> None: ...
-
-    def record_windows(self, windows: Sequence[WindowOutcome]) -> None: ...
 
 
 class QualityGate:
@@ -259,41 +235,32 @@ class QualityGate:
         self.on_batch = on_batch
         self.metrics = metrics
         self.source_decoder = source_decoder
-        self._references = ReferenceResolver(reference_datasets)
-        self._writer: TableWriter | None = options.writer if isinstance(options.writer, TableWriter) else None
+        self._writer: TableWriter | None = None
         self._router: Router | None = None
         self._tables_ready = False
         self._identity = QueryIdentity(options.name, options.checkpoint_location)
-        self._plans = PlanCache(self._new_plan, capacity=1)
         if options.profiles and not options.event_time:
             logger.warning("gate %r: profiles are ignored without an event-time column", options.name)
         #: Batch-scoped anomaly checks' values of the committed batches (read back from the results table).
         self.batch_history = BatchHistory(
             options.name, batch_anomaly_checks(check_set), self.targets.get("results")
         )
-        self.tracker: MetricsTracker | None = None
-        if options.metrics_table is not None:
-            self.tracker = MetricsTracker(
-                options.name,
-                check_set,
-                options.metrics_table,
-                event_time=options.event_time,
-                profiles=options.profiles if options.event_time else (),
-                timezone=options.timezone,
-                allowed_lateness=options.allowed_lateness,
-                late_data=options.late_data,
-                reopen_horizon=options.reopen_horizon,
-            )
+        self.tracker = MetricsTracker.for_gate(options, check_set)
         self._committer = BatchCommitter(
             self.targets, self.tracker, {c.check_id: c.check_type for c in check_set}
+        )
+        self._flow = BatchFlow(
+            options,
+            check_set,
+            self._committer,
+            ReferenceResolver(reference_datasets),
+            self.batch_history,
+            self.tracker,
         )
         maintenance = options.maintenance
         self._maintainer = (
             Maintainer(maintenance) if maintenance is not None and maintenance.scheduled else None
         )
-        #: The last maintenance run, until the next batch's results rows carry it (a reader of the results
-        #: table, such as the exporter under Spark Connect, learns about maintenance from them).
-        self._unreported_maintenance: MaintenanceReport | None = None
 
     # the options a caller reads back
     event_time = property(lambda self: self.options.event_time)
@@ -339,7 +306,7 @@ class QualityGate:
             )
             outcome = replace(outcome, maintenance=report)
             if "results" in self.targets:
-                self._unreported_maintenance = report
+                self._flow.unreported_maintenance = report
         self._publish(outcome)
 
     def close_windows(self, spark: SparkSession) -> WindowUpdate | None:
@@ -474,25 +441,19 @@ class QualityGate:
         there; ``metrics`` and ``on_batch`` stay in the client (they would count into a copy nobody reads): the
         job feeds them from the results table instead (:class:`~streaming_dq.exporter.ResultsFollower`).
         """
-        state = dict(self.__dict__)
-        if not isinstance(self.options.writer, TableWriter):
-            state["_writer"] = None
-        state.update(
-            _router=None,
-            _plans=PlanCache(self._new_plan, capacity=1),
-            _tables_ready=False,
-            metrics=None,
-            on_batch=None,
-        )
-        return state
+        return {
+            **self.__dict__,
+            "_writer": None,
+            "_router": None,
+            "_tables_ready": False,
+            "metrics": None,
+            "on_batch": None,
+        }
 
     def writer_for(self, spark: SparkSession) -> TableWriter:
         """The writer back-end, chosen on first use (``auto``: spark when the Delta extension is loaded)."""
         if self._writer is None:
-            name = self.options.writer
-            if name == "auto":
-                name = "spark" if has_delta_extension(spark) else "delta-rs"
-            self._writer = SparkDeltaWriter(spark) if name == "spark" else DeltaRsWriter()
+            self._writer = choose_writer(self.options.writer, spark)
             logger.info("gate %r writes with %s", self.name, self._writer.name)
         if self.tracker is not None:
             self.tracker.use_writer(self._writer)
@@ -512,139 +473,15 @@ class QualityGate:
     # -- one batch ---------------------------------------------------------------------------------------
 
     def _process(self, df: DataFrame, batch_id: int, started: float) -> BatchOutcome:
+        """Decode the batch, make sure the tables exist, then walk it (:class:`~streaming_dq.sink.flow.BatchFlow`)."""
         spark = df.sparkSession
         if self.source_decoder is not None:
             df = self.source_decoder(df)
-        writer = self.writer_for(spark)
-        router = self.router_for(spark)
+        writer, router = self.writer_for(spark), self.router_for(spark)
         if not self._tables_ready:
             self.ensure_tables(df.schema, spark, batch_id)
-        ctx = BatchContext(self.name, batch_id, self.app_id(spark), datetime.now(UTC))
-        txn = AppTransaction(ctx.app_id, batch_id)
-        pending = self._committer.pending(writer, txn)
-        metrics_pending = self._committer.metrics_pending(txn)
-        if not pending and not metrics_pending:
-            logger.info(
-                "gate %r: batch %d already committed under %s: skipped", self.name, batch_id, txn.app_id
-            )
-            return BatchOutcome(
-                self.name, batch_id, "skipped_replay", duration_seconds=time.monotonic() - started
-            )
-        malformed = self.options.malformed_column if self.options.malformed_column in df.columns else None
-        if self.batch_history.checks:
-            with writing(self.targets["results"], batch_id):
-                self.batch_history.prepare(writer, ctx.app_id, batch_id)
-        with writing(self.targets["pass"], batch_id):
-            table_schema = writer.table_schema(self.targets["pass"])
-        if table_schema is None:  # deleted while the stream runs: refuse rather than recreate it silently
-            raise TargetWriteError(self.targets["pass"].uri, batch_id, "the pass table no longer exists")
-        drift = detect_drift(table_schema, arrow_schema_of(df.schema, drop=[malformed]))
-        action = self._drift_action(drift, batch_id)
-        job = BatchJob(ctx, table_schema, malformed, merge=action == "merge", event_time=self.event_time)
-        rows_pending: dict[TargetRole, DeltaTarget] = {
-            r: t for r, t in pending.items() if r in ("pass", "quarantine")
-        }
-        if action == "quarantine":
-            routed = router.quarantine_whole(df, job, drift, writer, rows_pending)
-        else:
-            filled = fill_missing(df, table_schema, drift.missing) if action == "merge" else df
-            routed = self._route(router, filled, job, writer, rows_pending)
-        update = None
-        if metrics_pending:
-            assert self.tracker is not None
-            update = self.tracker.update(batch_id, routed.window_states, routed.event_time.max)
-        if "results" in pending:  # the per-check results: the batch-complete marker of the three
-            rows = routed.results(
-                ctx,
-                update,
-                duration_seconds=time.monotonic() - started,
-                maintenance=self._unreported_maintenance,
-            )
-            with job.described(spark, "write results"):
-                self._committer.write_results(writer, rows, txn)
-            self._unreported_maintenance = None
-        if metrics_pending:
-            with job.described(spark, "write metrics"):
-                self._committer.commit_metrics(ctx, routed.decision, update)
-        self.batch_history.record(ctx.app_id, batch_id, routed.checks)
-        return routed.outcome(ctx, "committed", started, update)
-
-    def _drift_action(self, drift: SchemaDrift, batch_id: int) -> DriftAction:
-        action = drift_action(drift, self.options.schema_drift)
-        if action == "proceed":
-            return action
-        policy = self.options.schema_drift or "default"
-        what = {
-            "merge": "merging into the pass table's schema",
-            "quarantine": "quarantining the whole batch",
-            "stop": "stopping the stream",
-        }[action]
-        log = logger.error if action == "stop" else logger.warning
-        log(
-            "gate %r: batch %d schema drift (%s), policy %s: %s",
-            self.name,
-            batch_id,
-            drift.describe(),
-            policy,
-            what,
-        )
-        if action == "stop":
-            raise GateFailedError(self.name, batch_id, f"schema drift: {drift.describe()}", result=drift)
-        return action
-
-    def _route(
-        self,
-        router: Router,
-        df: DataFrame,
-        job: BatchJob,
-        writer: TableWriter,
-        pending: Mapping[TargetRole, DeltaTarget],
-    ) -> RoutedBatch:
-        """Validate (with this batch's reference data), stop before writing when the policy says so, then
-        write the rows."""
-        plan = self._plan(df, job.malformed)
-        references = self._references.resolve(df.sparkSession)
-        with plan.references(references), router.validate(plan, df, job) as validated:
-            decision = validated.decision
-            if decision.breached and self.options.on_aggregate_failure == "stop":
-                checks = check_outcomes(plan, decision)
-                fail_values = self.options.fail_values
-                failed = [
-                    c.check_id
-                    for c in checks
-                    if c.kind == "aggregate" and c.status == "failed" and c.severity in fail_values
-                ]
-                logger.error(
-                    "gate %r: batch %d failed aggregate check(s) %s: stopping",
-                    self.name,
-                    job.ctx.batch_id,
-                    failed,
-                )
-                raise GateFailedError(
-                    self.name, job.ctx.batch_id, f"aggregate check(s) failed: {failed}", result=checks
-                )
-            return validated.write(writer, pending)
-
-    def _plan(self, df: DataFrame, malformed: str | None) -> ValidationPlan:
-        if self.event_time and self.event_time not in df.columns:
-            raise ConfigError(
-                f"event-time column {self.event_time!r} is not in the batch (columns: {', '.join(df.columns)})",
-                field_path="gate.event-time",
-            )
-        plan, new = self._plans.plan_for(df.schema, malformed)
-        if new:
-            self.check_schema(df.schema)  # a new schema (drift): the same one-line answer as at start
-        return plan
-
-    def _new_plan(self, malformed: str | None) -> ValidationPlan:
-        return ValidationPlan(
-            self.check_set,
-            fail_levels=self.fail_levels,
-            profiles=self.profiles,
-            event_time=self.event_time,
-            timezone=self.timezone,
-            malformed_column=malformed,
-        )
+        ctx = batch_context(self.name, batch_id, self.app_id(spark))
+        return self._flow.process(df, ctx, writer, router, started)
 
     def _publish(self, outcome: BatchOutcome) -> None:
         """Report a committed (or skipped) batch; a failing callback is logged, never un-commits the batch."""

@@ -186,6 +186,19 @@ def error_entries(n: int, entry: ErrorEntry) -> pa.Array:
     return pa.array([[entry.as_dict()]] * n, ERROR_TYPE)
 
 
+def failed_aggregates(
+    plan: ValidationPlan, outcome: BatchDecision, fail_values: frozenset[str]
+) -> tuple[tuple[CheckOutcome, ...], list[str]]:
+    """Every check's verdict, and the ids of the batch-scoped aggregate checks that failed at a fail level."""
+    checks = check_outcomes(plan, outcome)
+    failed = [
+        c.check_id
+        for c in checks
+        if c.kind == "aggregate" and c.status == "failed" and c.severity in fail_values
+    ]
+    return checks, failed
+
+
 def check_outcomes(plan: ValidationPlan, outcome: BatchDecision) -> tuple[CheckOutcome, ...]:
     """Every check's verdict in declaration order (the malformed-record guard first, when active)."""
     ordered: list[tuple[int, CheckOutcome]] = []

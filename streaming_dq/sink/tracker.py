@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from streaming_dq.config.check_set import CheckSet
     from streaming_dq.engine.decision import BatchDecision
+    from streaming_dq.sink.options import GateOptions
     from streaming_dq.states.keyed import WindowStates
     from streaming_dq.tables import DeltaTarget, TableWriter
 
@@ -83,6 +84,23 @@ class MetricsTracker:
             reopen_horizon=reopen_horizon,
         )
         self._stale = True
+
+    @classmethod
+    def for_gate(cls, options: GateOptions, check_set: CheckSet) -> MetricsTracker | None:
+        """The tracker of a gate's options (None without a metrics table)."""
+        if options.metrics_table is None:
+            return None
+        return cls(
+            options.name,
+            check_set,
+            options.metrics_table,
+            event_time=options.event_time,
+            profiles=options.profiles if options.event_time else (),
+            timezone=options.timezone,
+            allowed_lateness=options.allowed_lateness,
+            late_data=options.late_data,
+            reopen_horizon=options.reopen_horizon,
+        )
 
     def ensure_table(self) -> None:
         self.store.ensure_table()

@@ -2,24 +2,35 @@
 
 :mod:`~streaming_dq.sink.routers.base` holds what both share (the batch job, the router contract, schema-drift
 helpers); :mod:`~streaming_dq.sink.routers.driver` and :mod:`~streaming_dq.sink.routers.spark` are the two
-forms, and :func:`choose_router` picks one for a writer and a session.
+forms, and :func:`choose_router` picks one for a writer (:func:`choose_writer`) and a session.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from streaming_dq.core.modes import Routing
+from streaming_dq.core.modes import Routing, WriterName
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.sink.routers.base import Router
 from streaming_dq.sink.routers.driver import DriverRouter
 from streaming_dq.sink.routers.spark import SparkRouter
-from streaming_dq.tables import SparkDeltaWriter, TableWriter
+from streaming_dq.tables import DeltaRsWriter, SparkDeltaWriter, TableWriter, has_delta_extension
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["DriverRouter", "SparkRouter", "choose_router"]
+__all__ = ["DriverRouter", "SparkRouter", "choose_router", "choose_writer"]
+
+
+def choose_writer(writer: WriterName | TableWriter, spark: SparkSession) -> TableWriter:
+    """The Delta writer named ``writer`` (``auto``: Spark's when the session loads the Delta extension), or the
+    writer given."""
+    if isinstance(writer, TableWriter):
+        return writer
+    name = writer
+    if name == "auto":
+        name = "spark" if has_delta_extension(spark) else "delta-rs"
+    return SparkDeltaWriter(spark) if name == "spark" else DeltaRsWriter()
 
 
 def choose_router(routing: Routing, writer: TableWriter, spark: SparkSession) -> Router:
