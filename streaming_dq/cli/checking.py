@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from streaming_dq.config.gate_config import SparkSection
 from streaming_dq.config.loader import load_check_file
+from streaming_dq.config.sections import SparkSection
 from streaming_dq.core.severity import Severity
 from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
 

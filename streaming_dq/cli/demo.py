@@ -40,8 +40,9 @@ from rich.markup import escape
 
 from streaming_dq.cli.demo_data import DemoDay, DemoPlan, LandingFile, write_customers, write_landing
 from streaming_dq.cli.demo_report import DemoRun, print_summary
-from streaming_dq.config.gate_config import GateConfig, MetricsSection, PrometheusSection
+from streaming_dq.config.gate_config import GateConfig
 from streaming_dq.config.loader import expand_env, load_gate_config
+from streaming_dq.config.sections import MetricsSection, PrometheusSection
 from streaming_dq.core.outcome import BatchOutcome
 from streaming_dq.exceptions import ExporterError, InternalError, StreamingDQError
 from streaming_dq.profiles.event_time import time_zone

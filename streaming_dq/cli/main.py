@@ -338,7 +338,7 @@ def run(
     windows still open (a backfill's last day), once. Exit 0, 1 if the stream failed, 2 on a config error or
     a taken metrics port.
     """
-    from streaming_dq.config.gate_config import Trigger
+    from streaming_dq.config.fields import Trigger
     from streaming_dq.config.loader import load_gate_config
     from streaming_dq.exceptions import (
         CheckEvaluationError,
@@ -473,7 +473,7 @@ def suggest(
     file, then `streaming-dq validate` it. Exit 0, 2 on a usage error.
     """
     from streaming_dq.cli.checking import read_data
-    from streaming_dq.config.gate_config import SparkSection
+    from streaming_dq.config.sections import SparkSection
     from streaming_dq.runtime.job import build_spark_session
     from streaming_dq.suggest import profile, render_yaml, suggest_checks
 

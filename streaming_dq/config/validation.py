@@ -10,7 +10,8 @@ from collections.abc import Mapping
 
 from streaming_dq.checks.unknown_fields import UNKNOWN_FIELDS_CHECK_ID
 from streaming_dq.config.building import BuiltCheck
-from streaming_dq.config.gate_config import TIME_TYPES, GateConfig
+from streaming_dq.config.fields import TIME_TYPES
+from streaming_dq.config.gate_config import GateConfig
 from streaming_dq.core.column_types import column_type_problems
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.profiles.selectors import CheckTarget

@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from streaming_dq.config.gate_config import GateConfig, SourceSection, SparkSection
+from streaming_dq.config.gate_config import GateConfig
+from streaming_dq.config.sections import SparkSection
+from streaming_dq.config.source_model import SourceSection
 from streaming_dq.core.base_check import BaseCheck, BaseRowCheck
 from streaming_dq.core.outcome import BatchOutcome, CheckKind, WindowOutcome
 from streaming_dq.runtime.jvm import BundleName

@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 if TYPE_CHECKING:
-    from streaming_dq.config.gate_config import SourceSection
+    from streaming_dq.config.source_model import SourceSection
 
 from streaming_dq.sources.json import is_blank, with_corrupt_record_column
 

@@ -16,7 +16,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from streaming_dq.exceptions import ConfigTypeError
 
 if TYPE_CHECKING:
-    from streaming_dq.config.gate_config import SourceSection
+    from streaming_dq.config.source_model import SourceSection
 
 __all__ = [
     "DEFAULT_MALFORMED_COLUMN",

@@ -29,14 +29,14 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from streaming_dq.config.gate_config import KAFKA_COLUMNS
+from streaming_dq.config.source_model import KAFKA_COLUMNS
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.sources.json import is_blank, json_records
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from streaming_dq.config.gate_config import PayloadSection, SourceSection
+    from streaming_dq.config.source_model import PayloadSection, SourceSection
 
 __all__ = ["decode_kafka", "kafka_options", "raw_text", "read_kafka"]
 

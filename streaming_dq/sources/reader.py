@@ -28,7 +28,7 @@ from pyspark.sql.types import StructType
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from streaming_dq.config.gate_config import SourceSection
+    from streaming_dq.config.source_model import SourceSection
 
 from streaming_dq.sources.csv import CsvHeaderDecoder, line_coordinates, reads_csv_by_header, text_options
 from streaming_dq.sources.json import (

@@ -20,7 +20,7 @@ SLF4J_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>
 """
 WRITE_DELTA = """
 import sys
-from streaming_dq.config.gate_config import SparkSection
+from streaming_dq.config.sections import SparkSection
 from streaming_dq.runtime.job import build_spark_session
 session, _ = build_spark_session(SparkSection(), app_name="resolution", writer="spark")
 print(session.conf.get("spark.jars.packages"))

@@ -189,7 +189,7 @@ def test_a_processing_time_job_runs_until_stopped_in_an_existing_session(
 ) -> None:
     import threading
 
-    from streaming_dq.config.gate_config import Trigger
+    from streaming_dq.config.fields import Trigger
     from streaming_dq.config.loader import load_gate_config
     from streaming_dq.runtime.job import GateJob
 

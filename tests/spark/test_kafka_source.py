@@ -20,8 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streaming_dq.config.gate_config import SourceSection
 from streaming_dq.config.loader import load_gate_config
+from streaming_dq.config.source_model import SourceSection
 from streaming_dq.runtime.job import GateJob
 from streaming_dq.sources.kafka import decode_kafka
 from streaming_dq.tables import read_table

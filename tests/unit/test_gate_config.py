@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from streaming_dq.config.errors import ConfigErrors
-from streaming_dq.config.gate_config import Trigger, ddl_columns, gate_config_json_schema
+from streaming_dq.config.fields import Trigger, ddl_columns
+from streaming_dq.config.gate_config import gate_config_json_schema
 from streaming_dq.config.loader import (
     expand_env,
     inspect_gate_config,

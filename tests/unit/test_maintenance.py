@@ -14,7 +14,7 @@ from deltalake import DeltaTable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streaming_dq.config.gate_config import MaintenanceSection
+from streaming_dq.config.sections import MaintenanceSection
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.maintenance import Maintainer, MaintenancePolicy, check_retention, maintain
 from streaming_dq.metrics.accumulator import WindowAccumulator

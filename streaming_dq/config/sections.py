@@ -1,0 +1,240 @@
+"""The sections of a gate config but ``source:``: the gate, its targets, maintenance, reference datasets,
+metrics endpoints and the Spark session."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Annotated, Literal
+
+from pydantic import (
+    BeforeValidator,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+    field_validator,
+)
+
+from streaming_dq.config.fields import (
+    BATCHES,
+    DdlSchema,
+    NonEmpty,
+    OptionValue,
+    Section,
+    every_text,
+    size_bytes,
+)
+from streaming_dq.core.modes import (
+    CloseWindows,
+    FileFormat,
+    LateDataPolicy,
+    Routing,
+    WriterName,
+)
+from streaming_dq.core.scope import parse_duration
+from streaming_dq.maintenance import MaintenancePolicy
+from streaming_dq.profiles.event_time import time_zone
+
+# --- sections ------------------------------------------------------------------------------------------------
+
+
+class GateSection(Section):
+    """``gate:``: the gate's name, its event-time column and the time zone its calendar dates are read in."""
+
+    name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")] = Field(
+        description="The gate's name: the `gate` label of its metrics and part of its Delta app id."
+    )
+    event_time: NonEmpty | None = Field(
+        default=None, description="The event-time (timestamp) column; profiles are chosen from it."
+    )
+    timezone: NonEmpty = Field(
+        default="UTC", description="IANA time zone of profile dates, e.g. Europe/Berlin."
+    )
+
+    allowed_lateness: NonEmpty = Field(
+        default="0 seconds",
+        description="How far behind the largest event time seen a row may arrive before its window closes, "
+        "e.g. '2 hours'.",
+    )
+    late_data: LateDataPolicy = Field(
+        default="count",
+        description="Rows of an already closed window: 'count' them as late (not merged), or 'reopen' the window.",
+    )
+    reopen_horizon: NonEmpty = Field(
+        default="7 days",
+        description="With late-data 'reopen': how long after the watermark passed a window's end its late rows "
+        "still reopen it; older windows leave memory and their late rows are counted, e.g. '30 days'.",
+    )
+    close_windows: CloseWindows = Field(
+        default="never",
+        description="'at-end': when an available-now run has drained its input, judge the event-time windows "
+        "still open (a finite input's last window otherwise stays provisional); 'never' waits for later data.",
+    )
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        time_zone(value)
+        return value
+
+    @field_validator("allowed_lateness", "reopen_horizon")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        parse_duration(value)
+        return value
+
+    @property
+    def lateness(self) -> timedelta:
+        return parse_duration(self.allowed_lateness)
+
+    @property
+    def horizon(self) -> timedelta:
+        return parse_duration(self.reopen_horizon)
+
+
+class TargetsSection(Section):
+    """``targets:``: the Delta tables the gate writes, and which writer writes them."""
+
+    pass_table: NonEmpty = Field(alias="pass", description="Delta table of the rows that passed.")
+    quarantine: NonEmpty = Field(description="Delta table of the failed rows, with their reasons.")
+    results: NonEmpty | None = Field(default=None, description="Delta table: one row per check per batch.")
+    metrics: NonEmpty | None = Field(default=None, description="Delta table of mergeable metric states.")
+    writer: WriterName = Field(
+        default="auto", description="auto: Spark's Delta writer when the session has it, else delta-rs."
+    )
+    routing: Routing = Field(
+        default="auto",
+        description="driver: collect each batch to the driver and split it in Arrow (one Spark job); "
+        "distributed: keep the rows on the executors (needs writer spark); auto: distributed when the "
+        "writer is Spark's or the master is not local.",
+    )
+
+    def paths(self) -> dict[str, str]:
+        """The configured tables by their config key (``pass``, ``quarantine`` ...)."""
+        named = {"pass": self.pass_table, "quarantine": self.quarantine}
+        named.update({k: v for k, v in (("results", self.results), ("metrics", self.metrics)) if v})
+        return named
+
+
+class VacuumSection(Section):
+    """``maintenance.vacuum:``: deleting files no recent version references (off unless given)."""
+
+    retention: NonEmpty = Field(
+        description="Keep files unreferenced for less than this, e.g. '7 days'; never shorter than the table's "
+        "delta.deletedFileRetentionDuration (7 days by default)."
+    )
+    dry_run: bool = Field(default=False, description="Only list what would be deleted.")
+
+    @field_validator("retention")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        parse_duration(value)
+        return value
+
+
+class MaintenanceSection(Section):
+    """``maintenance:``: what the gate does to its tables between batches (compaction, checkpoints, vacuum,
+    metrics roll-up), and how often; ``streaming-dq maintain`` does the same by hand."""
+
+    every: Annotated[str, BeforeValidator(every_text)] | None = Field(
+        default=None,
+        description="Run after this many committed batches ('500 batches') or this much time ('1 hour'); "
+        "without it the gate never runs maintenance itself.",
+    )
+    compact: bool = Field(default=True, description="Rewrite small files into files of target-file-size.")
+    target_file_size: (
+        Annotated[
+            int,
+            BeforeValidator(size_bytes),
+            WithJsonSchema({"type": ["integer", "string"], "examples": ["128 MiB"]}),
+        ]
+        | None
+    ) = Field(
+        default=None, description="e.g. '128 MiB'; default: the writer's (100 MiB delta-rs, 1 GiB Spark)."
+    )
+    z_order_by: list[NonEmpty] = Field(
+        default_factory=list, description="Z-order the pass and quarantine tables by these columns."
+    )
+    checkpoint: bool = Field(default=True, description="Write a Delta log checkpoint after compacting.")
+    vacuum: VacuumSection | None = None
+    roll_up_after: NonEmpty | None = Field(
+        default=None,
+        description="Fold metrics-table rows older than this ('7 days') into one row per key (exact).",
+    )
+    log_retention: NonEmpty | None = Field(
+        default=None,
+        description="Set the tables' delta.logRetentionDuration ('7 days'): how long the Delta log keeps "
+        "commits a checkpoint made unnecessary; never shorter than delta.deletedFileRetentionDuration.",
+    )
+
+    @field_validator("roll_up_after", "log_retention")
+    @classmethod
+    def _roll_up(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_duration(value)
+        return value
+
+    def policy(self) -> MaintenancePolicy:
+        """The :class:`~streaming_dq.maintenance.MaintenancePolicy` this section describes."""
+        every_batches, every = None, None
+        if self.every is not None:
+            m = BATCHES.match(self.every)
+            every_batches, every = (int(m.group(1)), None) if m else (None, parse_duration(self.every))
+        return MaintenancePolicy(
+            every_batches=every_batches,
+            every=every,
+            compact=self.compact,
+            target_file_size=self.target_file_size,
+            z_order=tuple(self.z_order_by),
+            checkpoint=self.checkpoint,
+            vacuum_retention=parse_duration(self.vacuum.retention) if self.vacuum else None,
+            vacuum_dry_run=self.vacuum.dry_run if self.vacuum else False,
+            roll_up_after=parse_duration(self.roll_up_after) if self.roll_up_after else None,
+            log_retention=parse_duration(self.log_retention) if self.log_retention else None,
+        )
+
+
+class ReferenceDatasetConfig(Section):
+    """One entry of ``reference-datasets:``: a table or file integrity checks compare against."""
+
+    format: FileFormat
+    path: NonEmpty
+    schema_: DdlSchema | None = Field(default=None, alias="schema", description="Spark DDL schema.")
+    options: dict[str, OptionValue] = Field(default_factory=dict)
+    refresh_seconds: float = Field(
+        default=0.0, ge=0, description="Re-read after this many seconds; 0 re-reads it every batch."
+    )
+
+
+class PrometheusSection(Section):
+    """``metrics.prometheus:``: where the driver serves ``/metrics``."""
+
+    host: NonEmpty = "127.0.0.1"
+    port: int = Field(default=9108, ge=0, le=65535, description="0 lets the OS choose a free port.")
+
+
+class PushgatewaySection(Section):
+    """``metrics.pushgateway:``: push the metrics once when an available-now run ends."""
+
+    url: NonEmpty = Field(description="Pushgateway address, e.g. http://pushgateway:9091.")
+    job: NonEmpty = "streaming_dq"
+
+
+class MetricsSection(Section):
+    """``metrics:``: the Prometheus endpoint and the optional Pushgateway."""
+
+    prometheus: PrometheusSection | None = None
+    pushgateway: PushgatewaySection | None = None
+
+
+class SparkSection(Section):
+    """``spark:``: the session the job builds (ignored where a session already exists)."""
+
+    master: NonEmpty = "local[2]"
+    remote: NonEmpty | None = Field(
+        default=None,
+        description="A Spark Connect server (sc://host:15002): the job connects to it instead of starting "
+        "Spark; master and the JARs are then the server's.",
+    )
+    app_name: NonEmpty | None = Field(default=None, description="Defaults to streaming-dq-<gate name>.")
+    log_level: Literal["ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"] = "WARN"
+    conf: dict[str, OptionValue] = Field(default_factory=dict, description="Extra Spark conf entries.")

@@ -1,0 +1,202 @@
+"""The ``source:`` section of a gate config: files, Delta tables and Kafka, with their payload decoding and
+the detection of undeclared JSON fields."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import (
+    Field,
+    model_validator,
+)
+
+from streaming_dq.config.fields import (
+    DdlSchema,
+    NonEmpty,
+    OptionValue,
+    Section,
+    Trigger,
+    TriggerField,
+    ddl_columns,
+)
+from streaming_dq.core.modes import (
+    SourceFormat,
+    UnknownFields,
+)
+from streaming_dq.exceptions import ConfigError
+
+#: Columns a Kafka source adds beside the decoded value's fields (the message's coordinates).
+KAFKA_COLUMNS: dict[str, str] = {
+    "kafka_key": "string",
+    "kafka_topic": "string",
+    "kafka_partition": "int",
+    "kafka_offset": "bigint",
+    "kafka_timestamp": "timestamp",
+}
+
+
+class PayloadSection(Section):
+    """``source.value:`` / ``source.key:`` of a Kafka source: how the message bytes are decoded."""
+
+    format: Literal["json", "csv", "avro", "text"] = Field(
+        description="json / csv: with a schema; avro: with avro-schema-file (Spark's from_avro); text: UTF-8."
+    )
+    schema_: DdlSchema | None = Field(
+        default=None, alias="schema", description="Spark DDL schema of a json or csv payload."
+    )
+    avro_schema_file: NonEmpty | None = Field(
+        default=None, description="Avro schema (.avsc JSON) of an avro payload; relative to the config file."
+    )
+    options: dict[str, OptionValue] = Field(
+        default_factory=dict, description="Options of from_json / from_csv / from_avro."
+    )
+
+    @model_validator(mode="after")
+    def _decodable(self) -> PayloadSection:
+        if self.format in ("json", "csv") and self.schema_ is None:
+            raise ConfigError(f"a {self.format} payload needs a schema (Spark DDL)")
+        if self.format == "avro" and self.avro_schema_file is None:
+            raise ConfigError("an avro payload needs avro-schema-file")
+        if self.format in ("text", "avro") and self.schema_ is not None:
+            raise ConfigError(f"a {self.format} payload takes no schema")
+        return self
+
+
+class SourceSection(Section):
+    """``source:``: the stream read with ``spark.readStream``: files, a Delta table, or Kafka topics."""
+
+    format: SourceFormat = Field(description="Spark source format.")
+    path: NonEmpty | None = Field(
+        default=None,
+        description="Folder (or table) to stream from; relative to the config file. Not for kafka.",
+    )
+    bootstrap_servers: NonEmpty | None = Field(default=None, description="kafka: host:port[,host:port...].")
+    subscribe: NonEmpty | None = Field(default=None, description="kafka: topic[,topic...] to read.")
+    subscribe_pattern: NonEmpty | None = Field(default=None, description="kafka: a Java regex of topics.")
+    assign: NonEmpty | None = Field(default=None, description='kafka: JSON {"topic": [partitions]}.')
+    starting_offsets: NonEmpty = Field(
+        default="earliest",
+        description="kafka: earliest | latest | JSON per partition; only for a new checkpoint.",
+    )
+    max_offsets_per_trigger: int | None = Field(
+        default=None, gt=0, description="kafka: messages per micro-batch at most (over all partitions)."
+    )
+    value: PayloadSection | None = Field(default=None, description="kafka: how message values are decoded.")
+    key: PayloadSection | None = Field(
+        default=None, description="kafka: how keys are decoded (default: text, into kafka_key)."
+    )
+    schema_: DdlSchema | None = Field(
+        default=None,
+        alias="schema",
+        description="Spark DDL schema, e.g. 'id STRING, ts TIMESTAMP'. Required for json and csv sources.",
+    )
+    options: dict[str, OptionValue] = Field(default_factory=dict, description="Spark reader options.")
+    max_files_per_trigger: int | None = Field(default=None, gt=0, description="Files per micro-batch.")
+    malformed_column: NonEmpty = Field(
+        default="_corrupt_record",
+        description="Column that holds the raw text of malformed json/csv records (PERMISSIVE mode).",
+    )
+    unknown_fields: UnknownFields = Field(
+        default="warn",
+        description="JSON keys the schema does not declare: kept as JSON in unknown-fields-column and counted "
+        "by the built-in unknown-fields check (warn: the row passes, warned; quarantine: the row is "
+        "quarantined), or dropped as Spark does (ignore).",
+    )
+    unknown_fields_column: NonEmpty = Field(
+        default="_unknown_fields", description="Column that keeps undeclared JSON keys and their values."
+    )
+    trigger: TriggerField = Field(default_factory=Trigger)
+
+    @model_validator(mode="after")
+    def _complete(self) -> SourceSection:
+        kafka_only = {
+            "bootstrap-servers": self.bootstrap_servers,
+            "subscribe": self.subscribe,
+            "subscribe-pattern": self.subscribe_pattern,
+            "assign": self.assign,
+            "max-offsets-per-trigger": self.max_offsets_per_trigger,
+            "value": self.value,
+            "key": self.key,
+        }
+        if self.format != "kafka":
+            if self.path is None:
+                raise ConfigError(f"a {self.format} source needs a path")
+            named = [k for k, v in kafka_only.items() if v is not None]
+            if named:
+                raise ConfigError(f"{', '.join(named)}: only for a kafka source")
+            return self
+        if self.path is not None:
+            raise ConfigError("a kafka source has no path: name bootstrap-servers and subscribe")
+        if self.schema_ is not None:
+            raise ConfigError("a kafka source declares its schema in value.schema")
+        if self.bootstrap_servers is None:
+            raise ConfigError("a kafka source needs bootstrap-servers")
+        chosen = [k for k in ("subscribe", "subscribe-pattern", "assign") if kafka_only[k] is not None]
+        if len(chosen) != 1:
+            raise ConfigError("a kafka source needs exactly one of subscribe, subscribe-pattern, assign")
+        if self.value is None:
+            raise ConfigError("a kafka source needs value: {format: json | csv | avro | text, ...}")
+        if self.max_files_per_trigger is not None:
+            raise ConfigError("max-files-per-trigger is for file sources: use max-offsets-per-trigger")
+        return self
+
+    def columns(self) -> dict[str, str] | None:
+        """The declared ``{column: type keyword}``, or None when the source brings its schema (parquet).
+
+        A Kafka source: the value's fields (``value`` for a text payload; None for avro, whose schema file
+        is read when the stream starts), then :data:`KAFKA_COLUMNS`.
+        """
+        if self.format == "kafka":
+            assert self.value is not None
+            if self.value.format == "avro":
+                return None
+            fields = dict(ddl_columns(self.value.schema_)) if self.value.schema_ else {"value": "string"}
+            key = {"kafka_key": "struct"} if self.key is not None and self.key.format != "text" else {}
+            return {**fields, **KAFKA_COLUMNS, **key}
+        return dict(ddl_columns(self.schema_)) if self.schema_ else None
+
+    @property
+    def permissive(self) -> bool:
+        """Spark's ``PERMISSIVE`` mode (its default): malformed records are kept, not dropped or fatal."""
+        return str(self.options.get("mode", "PERMISSIVE")).upper() == "PERMISSIVE"
+
+    @property
+    def multiline(self) -> bool:
+        """A ``multiLine`` json or csv source: records span lines, so it cannot be read line by line."""
+        return str(self.options.get("multiLine", self.options.get("multiline", "false"))).lower() == "true"
+
+    @property
+    def has_header(self) -> bool:
+        """A csv source whose files start with a header line (``header: true``)."""
+        return str(self.options.get("header", "false")).lower() == "true"
+
+    def unknown_fields_detection(self) -> str | None:
+        """Why undeclared fields cannot be detected on this source (None when they can, or are ignored)."""
+        if self.unknown_fields == "ignore":
+            return None
+        if self.format == "kafka":
+            assert self.value is not None
+            return None if self.value.format == "json" else f"a {self.value.format} payload is not json"
+        if self.format not in ("json", "csv"):
+            return f"a {self.format} source brings its own schema"
+        if self.schema_ is None:
+            return "the source has no schema"
+        if self.format == "csv" and not self.has_header:
+            return (
+                "a csv source without header: true has no column names (a line with more fields is malformed)"
+            )
+        if self.multiline:
+            return f"a multiLine {self.format} source is not read line by line"
+        if not self.permissive:
+            return f"mode {self.options.get('mode')} is not PERMISSIVE"
+        return None
+
+    @property
+    def detects_unknown_fields(self) -> bool:
+        """True when the source is read with the unknown-fields column (``unknown-fields`` not ``ignore``)."""
+        json_value = self.format == "kafka" and self.value is not None and self.value.format == "json"
+        return (
+            (self.format in ("json", "csv") or json_value)
+            and self.unknown_fields != "ignore"
+            and self.unknown_fields_detection() is None
+        )
