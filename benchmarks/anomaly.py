@@ -29,8 +29,9 @@ import pyarrow as pa
 from streaming_dq.checks.anomaly import AnomalyCheck
 from streaming_dq.core.outcome import WindowOutcome
 from streaming_dq.core.scope import WindowScope
-from streaming_dq.metrics.accumulator import EVENT_TIME_COLUMN, WindowAccumulator, batch_window_states
+from streaming_dq.metrics.accumulator import WindowAccumulator
 from streaming_dq.metrics.calendar import UTC_MICROS, max_event_time
+from streaming_dq.metrics.window_states import EVENT_TIME_COLUMN, batch_window_states
 from streaming_dq.profiles import check_id
 from streaming_dq.profiles.public_holidays import PublicHolidayProfile, expand_profiles
 

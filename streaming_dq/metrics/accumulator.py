@@ -1,12 +1,7 @@
-"""Window-scoped checks: per-row state inputs, per-batch window states, and the accumulator that judges windows.
+"""The window accumulator: it merges each batch's window states and judges every event-time window once.
 
-The flow per micro-batch (see docs/streaming.md, "Windows and late data"):
-
-1. :func:`window_state_columns` gives the per-row inputs of every window-scoped check's states; the gate hands
-   them to ``validate_to_arrow(extra_columns=...)`` so they ride on the batch's single Spark job.
-2. :func:`batch_window_states` groups those rows by event-time window in Arrow and builds one mergeable state
-   per (check, window, state).
-3. :meth:`WindowAccumulator.update` merges them, advances the watermark (max event time seen minus the allowed
+Per micro-batch (see docs/streaming.md, "Windows and late data"), after the batch's window states are built
+(:mod:`~streaming_dq.metrics.window_states`), :meth:`WindowAccumulator.update` merges them, advances the watermark (max event time seen minus the allowed
    lateness), closes the windows the watermark passed and judges each ONCE under the profiles active on the
    window's date, and reports provisional verdicts of the windows still open.
 
@@ -22,236 +17,35 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from streaming_dq.core.base_check import HistoryJudged, ObservableAggregateCheck
 from streaming_dq.core.modes import LateDataPolicy
 from streaming_dq.core.outcome import WindowOutcome
-from streaming_dq.exceptions import ConfigError, InternalError
+from streaming_dq.exceptions import ConfigError
 from streaming_dq.metrics.baseline import HistoryPoint
-from streaming_dq.metrics.calendar import window_bounds, window_date, window_starts
-from streaming_dq.states import CountState, empty_state, state_from_record, state_type
-from streaming_dq.states.keyed import ROWS_STATE, merge_named
+from streaming_dq.metrics.calendar import window_bounds, window_date
+from streaming_dq.metrics.window_states import WindowKey, scope_size, state_kinds
+from streaming_dq.metrics.window_update import WindowDelta, WindowUpdate
+from streaming_dq.states import empty_state, state_from_record
+from streaming_dq.states.keyed import merge_named
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column
-
-    from streaming_dq.states.spec import StateSpec
+    pass
 
 __all__ = [
     "DEFAULT_REOPEN_HORIZON",
-    "EVENT_TIME_COLUMN",
     "LateDataPolicy",
     "WindowAccumulator",
-    "WindowDelta",
-    "WindowKey",
-    "WindowUpdate",
-    "batch_window_states",
-    "state_column_name",
-    "window_state_columns",
 ]
 
-WindowKey = tuple[str, datetime | None]
-"""(check id, window start in UTC); a None start holds the rows whose event time is NULL."""
-
-#: The extra column carrying the event time (cast to timestamp) next to the state inputs.
-EVENT_TIME_COLUMN = "__w_event_time"
 #: Under ``reopen``, how long after the watermark passed its end a closed window can still be reopened.
 DEFAULT_REOPEN_HORIZON = timedelta(days=7)
 #: Past this many windows to close at once for a check (a jump in event time), empty ones are not reported.
 MAX_EMPTY_WINDOWS = 1000
 
 _FINAL = frozenset({"passed", "failed", "skipped"})
-
-
-def state_column_name(check_id: str, state_name: str) -> str:
-    """The extra column holding the per-row input of one state of a window-scoped check."""
-    return f"__w__{check_id}__{state_name}"
-
-
-# -- per-row inputs (Spark, lazy) -----------------------------------------------------------------------------
-
-
-def window_state_columns(
-    window_checks: Sequence[ObservableAggregateCheck], event_time: str
-) -> dict[str, Column]:
-    """Per-row input columns of every window-scoped check's states, plus the event time.
-
-    Count states get their boolean predicate (NULL -> False; a count of every row needs no column), hll states
-    the raw value, the other kinds the value cast to double. Pure and lazy: no Spark action.
-
-    Args:
-        window_checks: The plan's ``window_checks``.
-        event_time: The event-time column (cast to timestamp in :data:`EVENT_TIME_COLUMN`).
-
-    Example:
-        >>> cols = window_state_columns(plan.window_checks, "ts")  # doctest: +SKIP
-        >>> v = validate_to_arrow(plan, df, extra_columns=cols)  # doctest: +SKIP
-        >>> states = batch_window_states(plan.window_checks, v.extra_columns, timezone="Europe/Berlin")  # doctest: +SKIP
-    """
-    from pyspark.sql import functions as F
-
-    cols: dict[str, Column] = {EVENT_TIME_COLUMN: F.col(event_time).cast("timestamp")}
-    for check in window_checks:
-        for sname, spec in check.state_specs().items():
-            col = _row_input(spec, check.check_id)
-            if col is not None:
-                cols[state_column_name(check.check_id, sname)] = col
-    return cols
-
-
-def _row_input(spec: StateSpec, check_id: str) -> Column | None:
-    try:
-        return state_type(spec.kind).row_input(spec.expr)
-    except InternalError:
-        raise ConfigError(f"check {check_id!r}: a {spec.kind} state needs an expression") from None
-
-
-# -- per-batch window states (Arrow) --------------------------------------------------------------------------
-
-
-def batch_window_states(
-    window_checks: Sequence[ObservableAggregateCheck],
-    table: pa.Table,
-    event_time_array: pa.Array | pa.ChunkedArray | None = None,
-    size: timedelta | None = None,
-    timezone: str = "UTC",
-) -> dict[WindowKey, dict[str, Any]]:
-    """The states of one batch per (check, event-time window), grouped in Arrow.
-
-    Every group also holds :data:`ROWS_STATE` (its row count). Rows with a NULL event time are in no window:
-    they form the group ``(check_id, None)``.
-
-    Args:
-        window_checks: The window-scoped checks.
-        table: The per-row inputs (``ArrowValidation.extra_columns``), named by :func:`state_column_name`.
-        event_time_array: The rows' event times; default: the table's :data:`EVENT_TIME_COLUMN`.
-        size: One window size for every check; default: each check's ``scope.size``.
-        timezone: Zone whose local midnight aligns the windows.
-
-    Example:
-        >>> batch_window_states([orders_per_day], table, timezone="Europe/Berlin")  # doctest: +SKIP
-        {('orders-per-day', datetime(2025, 12, 23, 23, 0, tzinfo=UTC)): {'rows': CountState(n=37), ...}}
-    """
-    ts = table.column(EVENT_TIME_COLUMN) if event_time_array is None else event_time_array
-    by_size: dict[timedelta, list[ObservableAggregateCheck]] = defaultdict(list)
-    for check in window_checks:
-        by_size[size or _scope_size(check)].append(check)
-    out: dict[WindowKey, dict[str, Any]] = {}
-    for window_size, checks in by_size.items():
-        out.update(_size_states(checks, table, window_starts(ts, window_size, timezone)))
-    return out
-
-
-def _scope_size(check: ObservableAggregateCheck) -> timedelta:
-    if check.scope is None:
-        raise ConfigError(f"check {check.check_id!r} has no window scope")
-    return check.scope.size
-
-
-def _size_states(
-    checks: Sequence[ObservableAggregateCheck], table: pa.Table, starts: pa.Array
-) -> dict[WindowKey, dict[str, Any]]:
-    """Group the inputs of checks sharing a window size in ONE Arrow group-by; hll from distinct values, kll
-    from each window's values."""
-    columns: dict[str, Any] = {"ws": starts}
-    aggs: list[tuple[Any, ...]] = [([], "count_all")]
-    decoders: dict[tuple[str, str], tuple[str, str]] = {}
-    sketches: dict[tuple[str, str], tuple[str, pa.ChunkedArray]] = {}
-    for check in checks:
-        for sname, kind in _kinds(check).items():
-            name = state_column_name(check.check_id, sname)
-            state = state_type(kind)
-            if kind == "count" and name not in table.column_names:
-                decoders[(check.check_id, sname)] = (kind, "")  # every row counts: the group's row count
-            elif state.sketched:
-                sketches[(check.check_id, sname)] = (kind, table.column(name))
-            else:
-                col = f"c{len(columns)}"
-                columns[col] = table.column(name).cast(state.arrow_type())
-                aggs += state.arrow_aggregates(col)
-                decoders[(check.check_id, sname)] = (kind, col)
-    out: dict[WindowKey, dict[str, Any]] = {}
-    for row in pa.table(columns).group_by("ws").aggregate(aggs).to_pylist():
-        for check in checks:
-            out[(check.check_id, row["ws"])] = {ROWS_STATE: CountState(int(row["count_all"]))}
-        for (cid, sname), (kind, col) in decoders.items():
-            decoded = state_type(kind).from_arrow_row(col, row) if col else CountState(int(row["count_all"]))
-            out[(cid, row["ws"])][sname] = decoded
-    for (cid, sname), (kind, values) in sketches.items():
-        for start, sketch in state_type(kind).from_window_values(starts, values).items():
-            out[(cid, start)][sname] = sketch
-    return out
-
-
-def _kinds(check: ObservableAggregateCheck) -> dict[str, str]:
-    return {sname: spec.kind for sname, spec in check.state_specs().items()}
-
-
-# -- the accumulator ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WindowDelta:
-    """The states one batch added for one check and window (what the metrics store writes).
-
-    Attributes:
-        check_id: The check.
-        window: The check's window size as configured (``1 day``).
-        scope: ``window`` (merged into the window), ``late`` (its window was closed and the ``count`` policy,
-            or the ``reopen`` horizon, kept it out) or ``no-event-time`` (rows with a NULL event time: in no window).
-        start: Window start (UTC); None for ``no-event-time``.
-        end: Window end (UTC); None for ``no-event-time``.
-        states: ``{state name: state}``, including :data:`ROWS_STATE`.
-    """
-
-    check_id: str
-    window: str
-    scope: Literal["window", "late", "no-event-time"]
-    start: datetime | None
-    end: datetime | None
-    states: Mapping[str, Any]
-
-    @property
-    def rows(self) -> int:
-        rows = self.states.get(ROWS_STATE)
-        return rows.n if rows is not None else 0
-
-
-@dataclass(frozen=True)
-class WindowUpdate:
-    """What one batch did to the windows.
-
-    Attributes:
-        batch_id: The batch.
-        closed: Final verdicts: windows the watermark closed in this batch (each judged once), and windows
-            re-judged because late rows reopened them (``reopen`` policy).
-        provisional: Verdicts of the windows still open (status ``provisional``, or ``skipped``).
-        deltas: The states merged (or counted late) in this batch, for the metrics store.
-        late_rows: Rows that arrived after their window closed (the largest count over the window-scoped
-            checks: exact when they share one window size).
-        null_event_time_rows: Rows with a NULL event time (in no window).
-        max_event_time: The largest event time seen so far (over all batches).
-        watermark: ``max_event_time - allowed_lateness``: windows ending at or before it are closed.
-    """
-
-    batch_id: int
-    closed: tuple[WindowOutcome, ...] = ()
-    provisional: tuple[WindowOutcome, ...] = ()
-    deltas: tuple[WindowDelta, ...] = ()
-    late_rows: int = 0
-    null_event_time_rows: int = 0
-    max_event_time: datetime | None = None
-    watermark: datetime | None = None
-
-    @property
-    def outcomes(self) -> tuple[WindowOutcome, ...]:
-        """Final then provisional verdicts (for ``BatchOutcome.windows``)."""
-        return self.closed + self.provisional
 
 
 class WindowAccumulator:
@@ -294,8 +88,8 @@ class WindowAccumulator:
             raise ConfigError("reopen_horizon must not be negative", field_path="gate.reopen-horizon")
         self.gate = gate
         self.checks = {c.check_id: c for c in window_checks}
-        self.sizes = {c.check_id: _scope_size(c) for c in window_checks}
-        self.kinds = {c.check_id: _kinds(c) for c in window_checks}
+        self.sizes = {c.check_id: scope_size(c) for c in window_checks}
+        self.kinds = {c.check_id: state_kinds(c) for c in window_checks}
         #: How far back an anomaly check's baseline reaches (its history keeps no more).
         self.lookbacks: dict[str, timedelta] = {
             c.check_id: c.lookback for c in window_checks if isinstance(c, HistoryJudged)

@@ -26,9 +26,9 @@ import pyarrow as pa
 
 from streaming_dq.core.outcome_rows import VERDICT_COLUMNS, verdict_fields
 from streaming_dq.exceptions import ConfigError
-from streaming_dq.metrics.accumulator import WindowUpdate
 from streaming_dq.metrics.calendar import UTC_MICROS
 from streaming_dq.metrics.rollup import ROLLUP_SCOPE, roll_up_records
+from streaming_dq.metrics.window_update import WindowUpdate
 from streaming_dq.states import state_from_record
 from streaming_dq.states.keyed import ROWS_STATE, merge_named
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from streaming_dq.engine.decision import BatchDecision
-    from streaming_dq.metrics.accumulator import WindowUpdate
+    from streaming_dq.metrics.window_update import WindowUpdate
     from streaming_dq.sink.tracker import MetricsTracker
 
 logger = logging.getLogger("streaming_dq.gate")

@@ -41,7 +41,8 @@ from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import check_filters
 from streaming_dq.exceptions import ConfigError, GateFailedError
 from streaming_dq.maintenance import Maintainer, MaintenancePolicy, maintain
-from streaming_dq.metrics.accumulator import DEFAULT_REOPEN_HORIZON, WindowUpdate
+from streaming_dq.metrics.accumulator import DEFAULT_REOPEN_HORIZON
+from streaming_dq.metrics.window_update import WindowUpdate
 from streaming_dq.profiles import Profile
 from streaming_dq.sink import setup
 from streaming_dq.sink.batch_history import BatchHistory, batch_anomaly_checks

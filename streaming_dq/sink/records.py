@@ -24,7 +24,7 @@ from streaming_dq.engine.decision import BatchDecision, RowCheckOutcome
 from streaming_dq.engine.plan import MALFORMED_CHECK_ID, ValidationPlan
 from streaming_dq.engine.rules import ERROR_TYPE, ErrorEntry
 from streaming_dq.engine.values import EventTimeStats
-from streaming_dq.metrics.accumulator import WindowUpdate
+from streaming_dq.metrics.window_update import WindowUpdate
 from streaming_dq.sink.schemas import (
     BATCH_ID_COLUMN,
     ERRORS_COLUMN,

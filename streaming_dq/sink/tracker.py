@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from streaming_dq.core.base_check import ObservableAggregateCheck
 from streaming_dq.core.modes import LateDataPolicy
-from streaming_dq.metrics.accumulator import DEFAULT_REOPEN_HORIZON, WindowAccumulator, WindowUpdate
+from streaming_dq.metrics.accumulator import DEFAULT_REOPEN_HORIZON, WindowAccumulator
 from streaming_dq.metrics.store import MetricsStore
+from streaming_dq.metrics.window_update import WindowUpdate
 
 if TYPE_CHECKING:
     from datetime import datetime

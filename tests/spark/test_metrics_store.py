@@ -16,14 +16,10 @@ from streaming_dq.core.base_check import ObservableAggregateCheck
 from streaming_dq.core.scope import WindowScope
 from streaming_dq.engine.arrow import validate_to_arrow
 from streaming_dq.engine.plan import ValidationPlan
-from streaming_dq.metrics.accumulator import (
-    EVENT_TIME_COLUMN,
-    WindowAccumulator,
-    batch_window_states,
-    window_state_columns,
-)
+from streaming_dq.metrics.accumulator import WindowAccumulator
 from streaming_dq.metrics.calendar import max_event_time, window_bounds
 from streaming_dq.metrics.store import MetricsStore
+from streaming_dq.metrics.window_states import EVENT_TIME_COLUMN, batch_window_states, window_state_columns
 from streaming_dq.states import CountState
 from streaming_dq.states.keyed import ROWS_STATE
 from streaming_dq.states.spec import StateSpec

@@ -15,15 +15,11 @@ from streaming_dq.checks.count import RowCountMinCheck
 from streaming_dq.core.base_check import ObservableAggregateCheck
 from streaming_dq.core.outcome import WindowOutcome
 from streaming_dq.core.scope import WindowScope
-from streaming_dq.metrics.accumulator import (
-    EVENT_TIME_COLUMN,
-    WindowAccumulator,
-    WindowUpdate,
-    batch_window_states,
-    state_column_name,
-)
+from streaming_dq.metrics.accumulator import WindowAccumulator
 from streaming_dq.metrics.calendar import UTC_MICROS, max_event_time, window_bounds
 from streaming_dq.metrics.store import batch_records
+from streaming_dq.metrics.window_states import EVENT_TIME_COLUMN, batch_window_states, state_column_name
+from streaming_dq.metrics.window_update import WindowUpdate
 from streaming_dq.profiles import HolidayProfile, check_id, tag
 from streaming_dq.states import CountState
 from streaming_dq.states.keyed import ROWS_STATE

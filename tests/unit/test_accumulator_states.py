@@ -17,12 +17,8 @@ from hypothesis import strategies as st
 
 from streaming_dq.core.base_check import ObservableAggregateCheck
 from streaming_dq.core.scope import WindowScope
-from streaming_dq.metrics.accumulator import (
-    EVENT_TIME_COLUMN,
-    batch_window_states,
-    state_column_name,
-)
 from streaming_dq.metrics.calendar import UTC_MICROS, window_bounds
+from streaming_dq.metrics.window_states import EVENT_TIME_COLUMN, batch_window_states, state_column_name
 from streaming_dq.states import (
     CountState,
     HllState,

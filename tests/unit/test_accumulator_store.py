@@ -14,14 +14,11 @@ from deltalake import DeltaTable
 from streaming_dq.checks.count import RowCountMinCheck
 from streaming_dq.core.base_check import ObservableAggregateCheck
 from streaming_dq.core.scope import WindowScope
-from streaming_dq.metrics.accumulator import (
-    EVENT_TIME_COLUMN,
-    WindowAccumulator,
-    WindowUpdate,
-    batch_window_states,
-)
+from streaming_dq.metrics.accumulator import WindowAccumulator
 from streaming_dq.metrics.calendar import UTC_MICROS, max_event_time
 from streaming_dq.metrics.store import METRICS_SCHEMA, MetricsStore, batch_records, metrics_table
+from streaming_dq.metrics.window_states import EVENT_TIME_COLUMN, batch_window_states
+from streaming_dq.metrics.window_update import WindowUpdate
 from streaming_dq.states import CountState, MomentsState
 from streaming_dq.states.keyed import ROWS_STATE
 from streaming_dq.states.spec import StateSpec

@@ -26,10 +26,11 @@ from streaming_dq.checks.anomaly import AnomalyCheck
 from streaming_dq.config.check_set import CheckSet
 from streaming_dq.core.scope import WindowScope
 from streaming_dq.exceptions import ConfigError
-from streaming_dq.metrics.accumulator import EVENT_TIME_COLUMN, WindowAccumulator, batch_window_states
+from streaming_dq.metrics.accumulator import WindowAccumulator
 from streaming_dq.metrics.baseline import MAD_SCALE, HistoryPoint, judge_anomaly, pick_baseline
 from streaming_dq.metrics.calendar import UTC_MICROS, max_event_time
 from streaming_dq.metrics.store import batch_records
+from streaming_dq.metrics.window_states import EVENT_TIME_COLUMN, batch_window_states
 from streaming_dq.profiles import HolidayProfile, check_id
 from streaming_dq.profiles.rules import Rule
 from streaming_dq.profiles.selectors import CheckIdSelector

@@ -411,9 +411,10 @@ def test_metrics_shows_each_windows_expected_value_band_and_score(
     import pyarrow as pa
 
     from benchmarks.anomaly import anomaly_check, batches, generate_year
-    from streaming_dq.metrics.accumulator import EVENT_TIME_COLUMN, WindowAccumulator, batch_window_states
+    from streaming_dq.metrics.accumulator import WindowAccumulator
     from streaming_dq.metrics.calendar import UTC_MICROS, max_event_time
     from streaming_dq.metrics.store import MetricsStore, batch_records
+    from streaming_dq.metrics.window_states import EVENT_TIME_COLUMN, batch_window_states
 
     config = tmp_path / "shop.yaml"
     config.write_text(ANOMALY, encoding="utf-8")

@@ -21,7 +21,7 @@ from streaming_dq.core.outcome import CheckOutcome
 from streaming_dq.engine.arrow import ArrowSplit, Collected, collect, split
 from streaming_dq.engine.decision import decide
 from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
-from streaming_dq.metrics.accumulator import EVENT_TIME_COLUMN, batch_window_states, window_state_columns
+from streaming_dq.metrics.window_states import EVENT_TIME_COLUMN, batch_window_states, window_state_columns
 from streaming_dq.sink.drift import DRIFT_CHECK_ID
 from streaming_dq.sink.records import RoutedBatch, error_entries, event_time_of, quarantine_rows
 from streaming_dq.sink.routers.base import (
