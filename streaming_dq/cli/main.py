@@ -7,10 +7,8 @@ config or path error, 130 stopped by Ctrl-C (143 by SIGTERM). Heavy imports (pys
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
-from datetime import time as datetime_time
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -19,19 +17,25 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from streaming_dq.cli import validating
+from streaming_dq.cli.common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    ConfigArg,
+    JsonOption,
+    console,
+    count,
+    fail_config,
+    problems_of,
+)
+from streaming_dq.cli.progress import batch_line, end_line, start_line, window_lines
 from streaming_dq.exceptions import ConfigError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from streaming_dq.config.gate_config import GateConfig
     from streaming_dq.core.outcome import BatchOutcome, WindowOutcome
-    from streaming_dq.runtime.job import JobTotals
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130  # 128 + SIGINT; a SIGTERM stop exits 143
 
 app = typer.Typer(
     name="streaming-dq",
@@ -42,33 +46,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
 )
-
-ConfigArg = Annotated[Path, typer.Argument(help="The gate config file (YAML).", show_default=False)]
-JsonOption = Annotated[
-    bool, typer.Option("--json", help="Print a JSON document for machines instead of text.", metavar="")
-]
-
-
-def _console(*, stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
-
-
-def _problems(exc: ConfigError) -> list[ConfigError]:
-    return list(getattr(exc, "errors", None) or [exc])
-
-
-def _problem_json(problem: ConfigError) -> dict[str, str | None]:
-    return {"file": problem.source, "field": problem.field_path, "reason": problem.reason}
-
-
-def _fail_config(problems: list[ConfigError], *, as_json: bool) -> typer.Exit:
-    """Print every config problem (``FILE: FIELD.PATH: reason``) and return the exit to raise."""
-    if as_json:
-        typer.echo(json.dumps({"ok": False, "problems": [_problem_json(p) for p in problems]}, indent=2))
-    else:
-        for problem in problems:
-            typer.echo(str(problem), err=True)
-    return typer.Exit(EXIT_USAGE)
 
 
 def _version(value: bool) -> None:
@@ -91,220 +68,11 @@ def _root(
     """A data-quality gate for Spark Structured Streaming."""
 
 
-# --- validate -----------------------------------------------------------------------------------------------
-
-
-@app.command()
-def validate(config: ConfigArg, as_json: JsonOption = False) -> None:
-    """Check a gate config (or a checks file, ours or DQX's rules) without running Spark.
-
-    Every check is built through the check factory and every profile is parsed. Exit 0 with a one-line
-    summary, or 2 with one `FILE: FIELD.PATH: reason` line per problem. In a config, `${VAR}` and
-    `${VAR:-default}` are environment variables, `${CONFIG_DIR}` is the file's folder, and relative paths
-    are read from the file's folder.
-    """
-    from streaming_dq.config.loader import inspect_gate_config, read_yaml
-
-    try:
-        data = read_yaml(config)
-    except ConfigError as exc:
-        raise _fail_config([exc], as_json=as_json) from None
-    if not (isinstance(data, dict) and "gate" in data):
-        _validate_checks_file(config, as_json=as_json)
-        return
-    loaded, problems = inspect_gate_config(config)
-    if problems or loaded is None:
-        raise _fail_config(problems, as_json=as_json)
-    from streaming_dq.checks.unknown_fields import UnknownFieldsCheck
-    from streaming_dq.config.dqx import is_dqx_rules, translate
-
-    dqx = loaded.dialect == "dqx" or (loaded.dialect == "auto" and is_dqx_rules(loaded.checks))
-    notes = translate(loaded.checks).notes if dqx else []
-
-    check_set = loaded.check_set()
-    builtin = [c for c in check_set if isinstance(c, UnknownFieldsCheck)]
-    rows = len(check_set.get_row_checks()) - len(builtin)
-    aggregates = len(check_set.get_aggregate_checks())
-    if as_json:
-        doc = {
-            "ok": True,
-            "file": str(config),
-            "gate": loaded.gate.name,
-            "checks": len(check_set) - len(builtin),
-            "row_checks": rows,
-            "unknown_fields": loaded.source.unknown_fields if builtin else None,
-            "aggregate_checks": aggregates,
-            "profiles": [p.name for p in loaded.profiles],
-            "dialect": "dqx" if dqx else "native",
-            "notes": notes,
-        }
-        typer.echo(json.dumps(doc, indent=2))
-        return
-    extra = f" + unknown-fields ({loaded.source.unknown_fields})" if builtin else ""
-    typer.echo(
-        f"ok: gate {loaded.gate.name!r}: {_count(len(check_set) - len(builtin), 'check')} ({rows} row, "
-        f"{aggregates} aggregate){extra}, {_count(len(loaded.profiles), 'profile')}"
-        + (" (DQX rules)" if dqx else "")
-    )
-    for note in notes:
-        typer.echo(f"note: {note}")
-
-
-def _validate_checks_file(path: Path, *, as_json: bool) -> None:
-    """``validate`` on a checks file (a list of checks, ours or DQX's rules) rather than a gate config."""
-    from streaming_dq.config.loader import load_check_file
-
-    try:
-        loaded = load_check_file(path)
-    except ConfigError as exc:
-        raise _fail_config(_problems(exc), as_json=as_json) from None
-    checks = loaded.check_set
-    rows, aggregates = len(checks.get_row_checks()), len(checks.get_aggregate_checks())
-    if as_json:
-        doc = {
-            "ok": True,
-            "file": str(path),
-            "checks": len(checks),
-            "row_checks": rows,
-            "aggregate_checks": aggregates,
-            "dialect": loaded.dialect,
-            "notes": list(loaded.notes),
-        }
-        typer.echo(json.dumps(doc, indent=2))
-        return
-    dialect = " (DQX rules)" if loaded.dialect == "dqx" else ""
-    typer.echo(
-        f"ok: checks file: {_count(len(checks), 'check')} ({rows} row, {aggregates} aggregate){dialect}"
-    )
-    for note in loaded.notes:
-        typer.echo(f"note: {note}")
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
-
-
-# --- schema -------------------------------------------------------------------------------------------------
-
-
-@app.command()
-def schema(
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")
-    ] = None,
-) -> None:
-    """Print the JSON Schema of the gate config, for editors.
-
-    With the YAML language server: put `# yaml-language-server: $schema=gate-config.schema.json` at the top
-    of a config after `streaming-dq schema -o gate-config.schema.json`.
-    """
-    from streaming_dq.config.gate_config import gate_config_json_schema
-
-    text = json.dumps(gate_config_json_schema(), indent=2)
-    if output is None:
-        typer.echo(text)
-        return
-    if not output.parent.is_dir():
-        typer.echo(f"error: --output {output}: no such folder {output.parent}", err=True)
-        raise typer.Exit(EXIT_USAGE)
-    try:
-        output.write_text(text + "\n", encoding="utf-8")
-    except OSError as exc:
-        typer.echo(f"error: --output {output}: {exc.strerror or exc}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
+app.command()(validating.validate)
+app.command()(validating.schema)
 
 
 # --- run ----------------------------------------------------------------------------------------------------
-
-
-def _batch_line(outcome: BatchOutcome) -> str:
-    if outcome.status == "skipped_replay":
-        return f"batch {outcome.batch_id:>4}  [dim]replayed, already committed: nothing written[/]"
-    parts = [
-        f"batch {outcome.batch_id:>4}",
-        f"in {outcome.rows_in:>7,}",
-        f"[green]passed {outcome.rows_passed:>7,}[/]",
-        f"[red]quarantined {outcome.rows_quarantined:>6,}[/]"
-        if outcome.rows_quarantined
-        else "quarantined      0",
-        f"[yellow]warned {outcome.rows_warned:>6,}[/]" if outcome.rows_warned else "warned      0",
-        f"{outcome.duration_seconds:6.2f} s",
-    ]
-    extras = [f"{outcome.rows_malformed:,} malformed"] if outcome.rows_malformed else []
-    failed = [c.check_id for c in outcome.checks if c.status == "failed" and c.check_id != "malformed-record"]
-    if failed:
-        extras.append("failed: " + ", ".join(dict.fromkeys(failed)))
-    if outcome.active_profiles:
-        extras.append("profiles: " + ", ".join(outcome.active_profiles))
-    line = "  ".join(parts)
-    return line + (f"  [dim]({escape('; '.join(extras))})[/]" if extras else "")
-
-
-def anomaly_text(w: WindowOutcome) -> str:
-    """``"  expected 100.5 in [85.43, 115.6], score 0.29"`` for an anomaly verdict, its reason when skipped."""
-    if w.reason:
-        return f"  ({w.reason})"
-    if w.expected_value is None:
-        return ""
-    low = "-inf" if w.band_low is None else f"{w.band_low:,.6g}"
-    high = "inf" if w.band_high is None else f"{w.band_high:,.6g}"
-    score = "" if w.score is None else f", score {w.score:.3g}"
-    return f"  expected {w.expected_value:,.6g} in [{low}, {high}]{score} over {w.history} windows"
-
-
-def _window_lines(windows: Sequence[WindowOutcome], timezone: str) -> list[str]:
-    """One line per event-time window whose verdict became final (in a batch), in the gate's time zone."""
-    from zoneinfo import ZoneInfo
-
-    tz, lines = ZoneInfo(timezone), []
-    for w in windows:
-        if w.status not in ("passed", "failed") and not (w.status == "skipped" and w.reason):
-            continue  # an open window's running value is not a verdict yet
-        start, end = w.window_start.astimezone(tz), w.window_end.astimezone(tz)
-        midnight = start.time() == end.time() == datetime_time(0)
-        span = (
-            f"{start:%a %Y-%m-%d}"
-            if midnight and (end - start).days == 1
-            else f"{start:%Y-%m-%d %H:%M} .. {end:%Y-%m-%d %H:%M}"
-        )
-        value = "" if w.adjusted_value is None else f"  value {w.adjusted_value:,.6g}"
-        if w.multiplier not in (1, 1.0) and w.raw_value is not None:
-            value += f" ({w.raw_value:,.6g} x{w.multiplier:g})"
-        colour = (
-            "red"
-            if w.status == "failed" and w.severity == "critical"
-            else "yellow"
-            if w.status == "failed"
-            else "green"
-        )
-        verdict = f"[{colour}]{w.status}[/]" + (f" ({w.severity})" if w.status == "failed" else "")
-        value += anomaly_text(w)
-        lines.append(f"      window {escape(w.check_id)} {span} ({timezone}): {verdict}{escape(value)}")
-    return lines
-
-
-def _start_line(config: GateConfig, metrics_url: str | None) -> str:
-    src = config.source
-    trigger = "available-now" if src.trigger.available_now else f"every {src.trigger.processing_time}"
-    if src.format == "kafka":
-        topics = src.subscribe or src.subscribe_pattern or src.assign
-        assert src.value is not None
-        where = f"{src.value.format} messages of {topics} at {src.bootstrap_servers}"
-        line = f"gate {config.gate.name!r}: kafka, {where} ({trigger})"
-    else:
-        line = f"gate {config.gate.name!r}: {src.format} from {src.path} ({trigger})"
-    return line + (f"; metrics at {metrics_url}" if metrics_url else "")
-
-
-def _end_line(config: GateConfig, totals: JobTotals) -> str:
-    t = totals
-    counts = (
-        f"{t.batches} batch{'' if t.batches == 1 else 'es'}, {_count(t.rows_in, 'row')} in: {t.rows_passed:,} "
-        f"passed, {t.rows_quarantined:,} quarantined, {t.rows_warned:,} warned"
-    )
-    if t.replayed:
-        counts += f" ({t.replayed} replayed batches skipped)"
-    return f"{counts}\npass table: {config.targets.pass_table}\nquarantine table: {config.targets.quarantine}"
 
 
 @app.command()
@@ -348,17 +116,17 @@ def run(
     )
     from streaming_dq.runtime.job import GateJob
 
-    out, err = _console(), _console(stderr=True)
+    out, err = console(), console(stderr=True)
     try:
         loaded = load_gate_config(config)
     except ConfigError as exc:
-        raise _fail_config(_problems(exc), as_json=False) from None
+        raise fail_config(problems_of(exc), as_json=False) from None
     if available_now:
         loaded = loaded.with_trigger(Trigger())
     tz = loaded.gate.timezone
 
     def print_batch(outcome: BatchOutcome) -> None:
-        for line in (_batch_line(outcome), *_window_lines(outcome.windows, tz)):
+        for line in (batch_line(outcome), *window_lines(outcome.windows, tz)):
             out.print(line)
         if outcome.maintenance is not None:
             for table in outcome.maintenance.tables:
@@ -366,13 +134,13 @@ def run(
 
     def print_closed(windows: Sequence[WindowOutcome]) -> None:
         out.print(f"end of input: {len(windows)} window verdict(s) for the windows still open")
-        for line in _window_lines(windows, tz):
+        for line in window_lines(windows, tz):
             out.print(line)
 
     job = GateJob(
         loaded,
         on_batch=print_batch,
-        on_started=lambda url: out.print(escape(_start_line(loaded, url))),
+        on_started=lambda url: out.print(escape(start_line(loaded, url))),
         handle_signals=True,
         close_windows=close_windows,
         on_windows_closed=print_closed,
@@ -380,7 +148,7 @@ def run(
     try:
         job.check_paths()  # before saying that Spark starts
     except ConfigError as exc:
-        raise _fail_config(_problems(exc), as_json=False) from None
+        raise fail_config(problems_of(exc), as_json=False) from None
     where = (
         f"Spark Connect at {loaded.spark.remote}" if loaded.spark.remote else f"Spark ({loaded.spark.master})"
     )
@@ -390,7 +158,7 @@ def run(
     try:
         totals = job.run(timeout=timeout)
     except ConfigError as exc:
-        raise _fail_config(_problems(exc), as_json=False) from None
+        raise fail_config(problems_of(exc), as_json=False) from None
     except (ExporterError, CheckEvaluationError, MissingReferenceDatasetError, JarFetchError) as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from None
@@ -399,7 +167,7 @@ def run(
             "interrupted: committed batches are in the tables; the next run resumes from the checkpoint"
         )
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    out.print(escape(_end_line(loaded, totals)))
+    out.print(escape(end_line(loaded, totals)))
     if totals.interrupted is not None:
         name = signal.Signals(totals.interrupted).name
         err.print(
@@ -444,7 +212,7 @@ def check(
     try:
         code = run_check(config, data, data_format.value, as_json=as_json, examples=examples)
     except ConfigError as exc:
-        raise _fail_config(_problems(exc), as_json=as_json) from None
+        raise fail_config(problems_of(exc), as_json=as_json) from None
     raise typer.Exit(code)
 
 
@@ -497,7 +265,7 @@ def suggest(
         typer.echo(text, nl=False)
         return
     output.write_text(text, encoding="utf-8")
-    typer.echo(f"wrote {_count(len(suggestions), 'check')} from {rows:,} rows to {output}")
+    typer.echo(f"wrote {count(len(suggestions), 'check')} from {rows:,} rows to {output}")
 
 
 # --- metrics ------------------------------------------------------------------------------------------
@@ -523,9 +291,9 @@ def metrics(
     try:
         view = load_lines(config, window=window, check=check_id)
     except ConfigError as exc:
-        raise _fail_config(_problems(exc), as_json=as_json) from None
-    console = _console() if sys.stdout.isatty() else Console(highlight=False, width=400)
-    print_lines(view, as_json=as_json, console=console)
+        raise fail_config(problems_of(exc), as_json=as_json) from None
+    out = console() if sys.stdout.isatty() else Console(highlight=False, width=400)
+    print_lines(view, as_json=as_json, console=out)
 
 
 # --- maintain -----------------------------------------------------------------------------------------------
@@ -576,14 +344,14 @@ def maintain(
     """
     from streaming_dq.cli.maintaining import run_maintain
 
-    console = _console() if sys.stdout.isatty() else Console(highlight=False, width=400)
+    out = console() if sys.stdout.isatty() else Console(highlight=False, width=400)
     try:
         code = run_maintain(
-            config, console, as_json=as_json, compact=compact, checkpoint=checkpoint, vacuum=vacuum,
+            config, out, as_json=as_json, compact=compact, checkpoint=checkpoint, vacuum=vacuum,
             dry_run=dry_run, roll_up_after=roll_up_after, log_retention=log_retention,
         )  # fmt: skip
     except ConfigError as exc:
-        raise _fail_config(_problems(exc), as_json=as_json) from None
+        raise fail_config(problems_of(exc), as_json=as_json) from None
     raise typer.Exit(code)
 
 
@@ -614,9 +382,9 @@ def demo(
 
     options = DemoOptions(workdir=workdir, port=port, rows=rows, batches_per_day=batches_per_day)
     try:
-        code = run_demo(options, _console())
+        code = run_demo(options, console())
     except DemoError as exc:
-        _console(stderr=True).print(f"[red]error:[/] {escape(str(exc))}")
+        console(stderr=True).print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(EXIT_USAGE) from None
     raise typer.Exit(code)
 

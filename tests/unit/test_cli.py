@@ -458,7 +458,7 @@ def test_metrics_shows_each_windows_expected_value_band_and_score(
 def test_the_batch_line_of_an_anomaly_verdict_shows_expected_band_score_or_why_it_was_skipped() -> None:
     from datetime import UTC, datetime
 
-    from streaming_dq.cli.main import anomaly_text
+    from streaming_dq.cli.progress import anomaly_text
     from streaming_dq.core.outcome import WindowOutcome
 
     day = datetime(2025, 3, 6, tzinfo=UTC)
