@@ -29,7 +29,7 @@ def main(argv: list[str]) -> int:
     from pyspark.sql import SparkSession
 
     from streaming_dq.cli.main import app
-    from streaming_dq.runtime.job import SPARK_DEFAULTS
+    from streaming_dq.runtime.session import SPARK_DEFAULTS
 
     submitted = SparkConf()  # what spark-submit passed (--conf, --packages, --master ...)
     builder = SparkSession.builder

@@ -97,7 +97,7 @@ def run_check(config_path: Path, data: Path, data_format: str, *, as_json: bool,
         ConfigError: the config or checks file is invalid (the caller prints each problem, exit 2).
     """
     from streaming_dq.engine.batch import BatchDQEngine
-    from streaming_dq.runtime.job import build_spark_session
+    from streaming_dq.runtime.session import build_spark_session
 
     loaded = load_check_file(config_path)
     if "://" not in str(data) and not data.exists():

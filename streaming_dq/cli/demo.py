@@ -347,7 +347,7 @@ def quiet_spark(config: GateConfig, workdir: Path) -> GateConfig:
 
 
 def _start_session(config: GateConfig, console: Console) -> tuple[SparkSession, bool]:
-    from streaming_dq.runtime.job import build_spark_session
+    from streaming_dq.runtime.session import build_spark_session
 
     with console.status(f"starting Spark ({config.spark.master}) ..."):
         started = time.monotonic()

@@ -242,7 +242,7 @@ def suggest(
     """
     from streaming_dq.cli.checking import read_data
     from streaming_dq.config.sections import SparkSection
-    from streaming_dq.runtime.job import build_spark_session
+    from streaming_dq.runtime.session import build_spark_session
     from streaming_dq.suggest import profile, render_yaml, suggest_checks
 
     if "://" not in str(data) and not data.exists():

@@ -78,7 +78,7 @@ def _writer(config: GateConfig) -> tuple[TableWriter, object | None]:
     spark_writer = writer == "spark" or (writer == "auto" and not config.spark.master.startswith("local"))
     if not spark_writer:
         return DeltaRsWriter(), None
-    from streaming_dq.runtime.job import build_spark_session
+    from streaming_dq.runtime.session import build_spark_session
 
     session, created = build_spark_session(
         config.spark, app_name=f"streaming-dq-maintain-{config.gate.name}", writer="spark"

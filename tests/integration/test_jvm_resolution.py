@@ -21,7 +21,7 @@ SLF4J_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>
 WRITE_DELTA = """
 import sys
 from streaming_dq.config.sections import SparkSection
-from streaming_dq.runtime.job import build_spark_session
+from streaming_dq.runtime.session import build_spark_session
 session, _ = build_spark_session(SparkSection(), app_name="resolution", writer="spark")
 print(session.conf.get("spark.jars.packages"))
 session.range(3).write.format("delta").save(sys.argv[1])

@@ -1,0 +1,127 @@
+"""The Spark session a gate job runs in: the config's settings over the job's defaults, the JARs its source and
+writer need (Maven coordinates or the checkout's fetched JARs), and the source stream read with it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from streaming_dq.config.sections import SparkSection
+from streaming_dq.config.source_model import SourceSection
+from streaming_dq.runtime.jvm import BundleName
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["LOCAL_DEFAULTS", "SPARK_DEFAULTS", "build_spark_session", "read_stream", "source_bundles"]
+
+#: Spark settings the job applies unless ``spark.conf`` sets them.
+SPARK_DEFAULTS: Mapping[str, str] = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+}
+#: Extra defaults for a local master, where 200 shuffle partitions only cost time.
+LOCAL_DEFAULTS: Mapping[str, str] = {"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false"}
+
+
+def build_spark_session(
+    spark: SparkSection,
+    *,
+    app_name: str,
+    writer: str = "auto",
+    delta: bool = False,
+    bundles: Sequence[BundleName] = (),
+) -> tuple[SparkSession, bool]:
+    """The SparkSession a job runs in: the active one if there is one, else a new one built from ``spark:``.
+
+    ``spark.conf`` entries override :data:`SPARK_DEFAULTS` (and :data:`LOCAL_DEFAULTS` on a ``local`` master).
+    With ``writer: spark`` (or ``auto`` on a cluster master, or ``delta=True``: a Delta source or reference
+    table is read) the session loads delta-spark, its SQL extension
+    and catalog (:func:`streaming_dq.runtime.jvm.spark_conf`: the JARs ``make jars`` fetched, else Spark resolves them
+    from Maven Central); ``bundles`` (``kafka``, ``avro``) are loaded the same way; ``spark.jars`` and
+    ``spark.jars.packages`` given in ``spark.conf`` are added to those. With ``spark.remote`` the job connects to a Spark Connect server instead (whose JARs are its own).
+    Python workers use this interpreter unless ``PYSPARK_PYTHON`` says otherwise.
+
+    Returns:
+        The session, and whether it was created here (the caller then stops it when done).
+    """
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    if spark.remote is not None:
+        builder = SparkSession.builder.remote(spark.remote)
+        for key, value in {"spark.sql.session.timeZone": "UTC", **spark.conf}.items():
+            builder = builder.config(key, value)
+        return builder.getOrCreate(), True
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    local = spark.master.startswith("local")
+    wants_delta = delta or writer == "spark" or (writer == "auto" and not local)
+    wanted: list[BundleName] = ["delta"] if wants_delta else []
+    delta_conf = _jar_conf(local, [*wanted, *(b for b in bundles if b != "delta")])
+    conf = {**SPARK_DEFAULTS, **(LOCAL_DEFAULTS if local else {}), **delta_conf, **spark.conf}
+    conf["spark.driver.extraJavaOptions"] = " ".join(
+        [*_log_options(spark.log_level), str(spark.conf.get("spark.driver.extraJavaOptions", ""))]
+    ).strip()
+    for key in ("spark.jars", "spark.jars.packages"):
+        joined = [v for v in (delta_conf.get(key), spark.conf.get(key)) if v]
+        if joined:
+            conf[key] = ",".join(joined)
+    if conf.get("spark.jars.packages"):  # Maven Central only, unless spark.conf says otherwise
+        from streaming_dq.runtime.jvm import ivy_settings
+
+        conf.setdefault("spark.jars.ivySettings", str(ivy_settings()))
+    builder = SparkSession.builder.master(spark.master).appName(spark.app_name or app_name)
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    try:
+        session = builder.getOrCreate()
+    except Exception as exc:
+        packages = conf.get("spark.jars.packages")
+        if packages and "JAVA_GATEWAY_EXITED" in str(exc):  # spark-submit's resolution failed: say what
+            from streaming_dq.runtime.jvm import resolution_error
+
+            raise resolution_error(packages.split(","), conf.get("spark.jars.ivySettings")) from exc
+        raise
+    session.sparkContext.setLogLevel(spark.log_level)
+    return session, True
+
+
+def source_bundles(source: SourceSection) -> list[BundleName]:
+    """The JAR bundles a source needs in the session: Spark's Kafka reader, and spark-avro for avro payloads."""
+    if source.format != "kafka":
+        return []
+    payloads = [p for p in (source.value, source.key) if p is not None]
+    avro = any(p.format == "avro" for p in payloads)
+    return ["kafka", "avro"] if avro else ["kafka"]
+
+
+def _log_options(level: str) -> list[str]:
+    """JVM options for the packaged log4j2 file (:file:`streaming_dq/log4j2.properties`) at ``level``."""
+    from importlib.resources import files
+
+    path = files("streaming_dq") / "log4j2.properties"
+    return [f"-Dlog4j2.configurationFile={path}", f"-Dstreaming_dq.log_level={level.lower()}"]
+
+
+def _jar_conf(local: bool, bundles: Sequence[BundleName]) -> dict[str, str]:
+    from streaming_dq.runtime.jvm import spark_conf
+
+    if not bundles:
+        return {}
+    conf = spark_conf(bundles)
+    if local and "delta" in bundles:  # Delta's log replay runs 50 tasks by default: a fixed cost per commit
+        conf["spark.databricks.delta.snapshotPartitions"] = "2"
+    return conf
+
+
+def read_stream(session: SparkSession, source: SourceSection) -> DataFrame:
+    """The source as a streaming DataFrame (see :func:`streaming_dq.sources.read_source`)."""
+    from streaming_dq.sources import read_source
+
+    return read_source(session, source, stream=True)
