@@ -178,8 +178,11 @@ class BaseAggregateCheck(BaseCheck):
     """
 
     def evaluate(self, df: DataFrame, *, multiplier: float = 1.0) -> AggregateCheckResult:
-        outcome = self._evaluate_logic(df, multiplier=multiplier)
-        return self.wrap(outcome, multiplier=multiplier)
+        return self.wrap(self.evaluate_frame(df, multiplier=multiplier), multiplier=multiplier)
+
+    def evaluate_frame(self, df: DataFrame, *, multiplier: float = 1.0) -> AggregateEvaluationResult:
+        """The check's raw verdict over ``df`` (Spark jobs of its own: a classic check's groupBy, join ...)."""
+        return self._evaluate_logic(df, multiplier=multiplier)
 
     def _evaluate_logic(self, df: DataFrame, *, multiplier: float = 1.0) -> AggregateEvaluationResult:
         raise NotImplementedError(f"{self.name} must implement _evaluate_logic()")

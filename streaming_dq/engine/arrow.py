@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, Observation
 
+from streaming_dq.engine.classic import classic_results
 from streaming_dq.engine.decision import BatchDecision, decide
 from streaming_dq.engine.plan import ValidationPlan
 from streaming_dq.engine.regime_table import REGIME_COLUMN
@@ -141,6 +142,7 @@ def validate_to_arrow(
     when the plan has any.
     """
     collected = collect(plan, df, extra_columns=extra_columns)
-    decision = decide(plan, collected.aggregates, collected.frame if plan.classic_checks() else None)
+    aggregates = collected.aggregates
+    decision = decide(plan, aggregates, classic_results(plan, aggregates, collected.frame))
     routed = split(plan, collected.table, decision, list(df.columns))
     return ArrowValidation(decision, routed, collected.extra_columns())

@@ -10,6 +10,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from streaming_dq.core.severity import Severity
+from streaming_dq.engine.classic import classic_results
 from streaming_dq.engine.decision import BatchDecision, decide
 from streaming_dq.engine.plan import ValidationPlan
 from streaming_dq.engine.plan_cache import PlanCache
@@ -97,7 +98,8 @@ class BatchDQEngine:
                 *layout.grouped_columns(windows=False)
             )
             # classic checks rescan the persisted input, not the annotated frame (whose joins would rerun)
-            outcome = decide(plan, layout.read_grouped(rows.collect()), plan.with_regime(df))
+            aggregates = layout.read_grouped(rows.collect())
+            outcome = decide(plan, aggregates, classic_results(plan, aggregates, plan.with_regime(df)))
         finally:
             if needs_persist:
                 df.unpersist()

@@ -1,9 +1,9 @@
 """The decision about one batch: a frozen value both routers render (and the batch engine reports).
 
-:func:`decide` reads only typed inputs (:class:`~streaming_dq.engine.values.BatchAggregates` from one
-aggregation pass, whichever form computed it) and the plan's checks and regimes. The only Spark work it may do
-is for *classic* aggregate checks (groupBy, join, distinct), which cannot ride on the pass and rescan the
-batch they are given.
+:func:`decide` is a pure function: it reads only typed values (:class:`~streaming_dq.engine.values.BatchAggregates`
+from one aggregation pass, whichever form computed it, and the classic checks' results from
+:mod:`~streaming_dq.engine.classic`) and the plan's checks and regimes. It runs no Spark job, so it is tested
+without a JVM (tests/unit/test_decision.py).
 """
 
 from __future__ import annotations
@@ -23,11 +23,9 @@ from streaming_dq.states import empty_state
 from streaming_dq.states.keyed import BatchStates, merge_named
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
-
     from streaming_dq.engine.plan import ValidationPlan
 
-__all__ = ["BatchDecision", "RowCheckOutcome", "decide"]
+__all__ = ["BatchDecision", "RowCheckOutcome", "aggregate_units", "decide", "rows_present", "skipped", "wrap"]
 
 
 @dataclass(frozen=True)
@@ -120,35 +118,37 @@ class BatchDecision:
 
 
 def decide(
-    plan: ValidationPlan, aggregates: BatchAggregates, frame: DataFrame | None = None
+    plan: ValidationPlan,
+    aggregates: BatchAggregates,
+    classic: Sequence[tuple[int, AggregateCheckResult]] = (),
 ) -> BatchDecision:
-    """Turn one pass's aggregates into the batch's verdicts.
+    """Turn one pass's aggregates (and the classic checks' results) into the batch's verdicts.
 
     Args:
         plan: The batch's plan.
         aggregates: The pass's values.
-        frame: The annotated batch, for classic aggregate checks (required when the plan has any).
+        classic: The classic aggregate checks' results with their declaration order
+            (:func:`~streaming_dq.engine.classic.classic_results`); required when the plan has classic checks.
 
     Raises:
-        ValueError: The plan has classic aggregate checks and no ``frame`` was given.
+        InternalError: The plan has classic checks and ``classic`` holds none of their results.
     """
+    rows, present = rows_present(plan, aggregates)
     counts = aggregates.counts
-    rows = {r: counts.rows.get(r, 0) for r in plan.regimes.ordinals}
-    present = {r for r, n in rows.items() if n > 0}
-    results: list[tuple[int, AggregateCheckResult]] = []
+    if plan.classic_checks() and not classic:
+        raise InternalError("the plan's classic aggregate checks were not evaluated")
+    results: list[tuple[int, AggregateCheckResult]] = list(classic)
     for check in plan.observable_checks():
-        for g, group, folded in _aggregate_units(plan, check, present, rows):
+        for g, group, folded in aggregate_units(plan, check, present, rows):
             order = plan.declaration_order[check.check_id]
             if group.verdict.kind == "off":
-                results.append((order, _skipped(check, group)))
+                results.append((order, skipped(check, group)))
                 continue
             states = _states(check, g, aggregates.states)
             for extra in folded:  # rows without an event time join the batch's largest regime
                 states = merge_named(states, _states(check, extra, aggregates.states))
             ev = check.evaluate_states(states, multiplier=group.multiplier)
-            results.append((order, _wrap(plan, check, group, ev, folded)))
-    for classic in plan.classic_checks():
-        results += _classic_results(plan, classic, present, rows, frame)
+            results.append((order, wrap(plan, check, group, ev, folded)))
     results.sort(key=lambda t: t[0])
     aggregate_results = tuple(r for _, r in results)
     row_results = _row_results(plan, aggregates, present)
@@ -173,6 +173,12 @@ def decide(
     )
 
 
+def rows_present(plan: ValidationPlan, aggregates: BatchAggregates) -> tuple[dict[int, int], set[int]]:
+    """Rows per regime ordinal of the plan, and the ordinals present in the batch."""
+    rows = {r: aggregates.counts.rows.get(r, 0) for r in plan.regimes.ordinals}
+    return rows, {r for r, n in rows.items() if n > 0}
+
+
 def _states(check: ObservableAggregateCheck, g: int, states: BatchStates) -> dict[str, Any]:
     found = states.get((check.check_id, g))
     if found is not None:
@@ -186,32 +192,6 @@ def _present_states(plan: ValidationPlan, states: BatchStates, present: set[int]
         group = plan.regimes.groups_by_id(check_id)[g]
         if group.verdict.kind != "off" and group.ordinals & present:
             out[(check_id, g)] = dict(named)
-    return out
-
-
-def _classic_results(
-    plan: ValidationPlan,
-    check: BaseAggregateCheck,
-    present: set[int],
-    rows: Mapping[int, int],
-    frame: DataFrame | None,
-) -> list[tuple[int, AggregateCheckResult]]:
-    from pyspark.sql import functions as F
-
-    out = []
-    order = plan.declaration_order[check.check_id]
-    groups = plan.regimes.groups(check)
-    for _g, group, folded in _aggregate_units(plan, check, present, rows):
-        if group.verdict.kind == "off":
-            out.append((order, _skipped(check, group)))
-            continue
-        if frame is None:
-            raise InternalError("classic aggregate checks need the DataFrame")
-        scope = frozenset(group.ordinals).union(*(groups[x].ordinals for x in folded))
-        scoped = frame if not plan.regimes.split else frame.filter(plan.regimes.membership_column(scope))
-        scoped = scoped.select(*[F.col(f"`{c}`") for c in scoped.columns if not c.startswith("__dq_")])
-        ev = check._evaluate_logic(scoped, multiplier=group.multiplier)
-        out.append((order, _wrap(plan, check, group, ev, folded)))
     return out
 
 
@@ -254,7 +234,7 @@ def _aggregate_effects(
     return frozenset(breached), {r: tuple(e) for r, e in errors.items()}
 
 
-def _aggregate_units(
+def aggregate_units(
     plan: ValidationPlan, check: BaseAggregateCheck, present: set[int], rows: Mapping[int, int]
 ) -> list[tuple[int, OverrideGroup, tuple[int, ...]]]:
     """(group index, group, groups folded into it) to judge: the NULL-event-time group joins the largest.
@@ -282,7 +262,7 @@ def _reported_groups(plan: ValidationPlan, check: BaseCheck, present: set[int]) 
     return base or groups[:1]
 
 
-def _wrap(
+def wrap(
     plan: ValidationPlan,
     check: BaseAggregateCheck,
     group: OverrideGroup,
@@ -303,7 +283,7 @@ def _wrap(
     return replace(wrapped, regime_mask=key)
 
 
-def _skipped(check: BaseAggregateCheck, group: OverrideGroup) -> AggregateCheckResult:
+def skipped(check: BaseAggregateCheck, group: OverrideGroup) -> AggregateCheckResult:
     skipped = check.skipped(
         severity=group.verdict.severity, profiles=group.profiles, regime=group.regime_names
     )

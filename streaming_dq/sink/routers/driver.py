@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from streaming_dq.core.modes import TargetRole
 from streaming_dq.core.outcome import CheckOutcome
 from streaming_dq.engine.arrow import ArrowSplit, Collected, collect, split
+from streaming_dq.engine.classic import classic_results
 from streaming_dq.engine.decision import decide
 from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
 from streaming_dq.metrics.window_states import EVENT_TIME_COLUMN, batch_window_states, window_state_columns
@@ -69,7 +70,9 @@ class DriverRouter(Router):
             with job.described(df.sparkSession, "collect"):
                 collected = collect(plan, df, extra_columns=windows)
             with job.described(df.sparkSession, "aggregate checks"):
-                decision = decide(plan, collected.aggregates, collected.frame if persist else None)
+                aggregates = collected.aggregates
+                classic = classic_results(plan, aggregates, collected.frame if persist else None)
+                decision = decide(plan, aggregates, classic)
         except CheckEvaluationError as exc:
             if isinstance(exc.__cause__, MissingReferenceDatasetError):
                 raise exc.__cause__ from exc

@@ -35,6 +35,7 @@ from pyspark.sql import functions as F
 
 from streaming_dq.core.modes import TargetRole
 from streaming_dq.core.outcome import CheckOutcome
+from streaming_dq.engine.classic import classic_results
 from streaming_dq.engine.decision import decide
 from streaming_dq.engine.values import EventTimeStats
 from streaming_dq.exceptions import CheckEvaluationError, InternalError, MissingReferenceDatasetError
@@ -110,7 +111,7 @@ class SparkRouter(Router):
                 rows = groups.agg(*layout.grouped_columns(windows=True)).collect()
             aggregates = layout.read_grouped(rows)
             with job.described(df.sparkSession, "aggregate checks"):
-                decision = decide(plan, aggregates, annotated if plan.classic_checks() else None)
+                decision = decide(plan, aggregates, classic_results(plan, aggregates, annotated))
         except BaseException:
             annotated.unpersist()
             raise
