@@ -185,3 +185,33 @@ def test_the_checks_columns_are_built_once_per_input_schema_not_per_batch(spark,
     assert built == Counter({"id-present": 2, "amount-present": 2, "note-present": 2})
     assert Counter(ids(tmp_path / "pass")) == Counter([1, 3] * 4)  # the verdicts are those of a fresh plan
     assert Counter(ids(tmp_path / "quarantine")) == Counter([2] * 4)
+
+
+def test_a_direct_call_never_turns_adaptive_execution_off_in_the_callers_session(spark, tmp_path):
+    """Outside a streaming query the batch runs on the caller's session, which other threads may share: the
+    Spark router leaves AQE as it is there (a thread reading the setting throughout never sees it off)."""
+    import threading
+
+    gate = make_gate(tmp_path, TWENTY_CHECKS, event_time="ts", writer="spark", routing="distributed")
+    batch = spark.read.schema(SCHEMA).json(str(land(tmp_path / "in", "a", [row(1), row(2), row(3)])))
+    gate.ensure_tables(batch.schema, spark)
+    before = spark.conf.get("spark.sql.adaptive.enabled")
+    spark.conf.set("spark.sql.adaptive.enabled", "true")
+    seen: set[str] = set()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            seen.add(str(spark.conf.get("spark.sql.adaptive.enabled")))
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        for batch_id in range(3):
+            gate(batch, batch_id)
+    finally:
+        done.set()
+        watcher.join(10)
+        spark.conf.set("spark.sql.adaptive.enabled", before)
+    assert seen == {"true"}
+    assert sorted(ids(tmp_path / "pass") + ids(tmp_path / "quarantine")) == [1, 1, 1, 2, 2, 2, 3, 3, 3]

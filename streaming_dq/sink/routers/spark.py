@@ -263,13 +263,21 @@ def _drift_counts(df: DataFrame, job: BatchJob) -> list[Column]:
 
 @contextmanager
 def _one_job(spark: SparkSession) -> Iterator[None]:
-    """Run the block without adaptive query execution, then restore the setting.
+    """Run the block without adaptive query execution when that touches no session anyone else uses.
 
     The batch's one grouped aggregation has a tiny result (one row per regime and window); with AQE, Spark
-    submits its shuffle map stage as a job of its own, and a stream's ``foreachBatch`` runs with AQE as the
-    session has it. Without AQE the aggregation is one job: the gate's budget is three over the batch.
+    submits its shuffle map stage as a job of its own. Spark has no per-query switch for AQE: it is a session
+    setting, read when the query is planned. But a streaming query runs its ``foreachBatch`` batches on a clone
+    of the session made for that query alone (one batch at a time), so there the setting is turned off for the
+    aggregation and restored after: the gate's budget of three jobs over the batch holds, and no other query
+    sees the change. Called on any other session (a direct call in classic Spark, or under Spark Connect, where
+    the batch's session cannot be told apart from one the client shares), the setting is left as the caller
+    set it, at the price of the extra job when AQE is on.
     """
     key = "spark.sql.adaptive.enabled"
+    if not _query_own_session(spark):
+        yield
+        return
     before = spark.conf.get(key) or "true"
     if str(before).lower() == "false":
         yield
@@ -279,3 +287,14 @@ def _one_job(spark: SparkSession) -> Iterator[None]:
         yield
     finally:
         spark.conf.set(key, before)
+
+
+def _query_own_session(spark: SparkSession) -> bool:
+    """Whether ``spark`` is the clone a streaming query gives its ``foreachBatch`` batches (classic Spark)."""
+    from pyspark.sql import SparkSession
+    from pyspark.sql.utils import is_remote
+
+    if is_remote() or not spark.sparkContext.getLocalProperty("sql.streaming.queryId"):
+        return False
+    shared = SparkSession._instantiatedSession
+    return shared is None or not spark._jsparkSession.equals(shared._jsparkSession)
