@@ -133,4 +133,4 @@ def _dialect(value: Any, source: str | None) -> Dialect:
         raise ConfigError(
             f"dialect must be auto, native or dqx, not {value!r}", source=source, field_path="dialect"
         )
-    return value  # type: ignore[no-any-return]
+    return value

@@ -151,7 +151,7 @@ class GateConfig(Section):
         """The profile objects of ``profiles:``, in config order (a public-holiday calendar as one per holiday)."""
         from streaming_dq.profiles.public_holidays import expand_profiles
 
-        return expand_profiles([p.to_profile() for p in self.profiles])  # type: ignore[return-value]
+        return expand_profiles([p.to_profile() for p in self.profiles])
 
     def with_trigger(self, trigger: Trigger) -> GateConfig:
         """Return a copy whose source uses ``trigger`` (the CLI's ``--available-now``)."""

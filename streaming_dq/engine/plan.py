@@ -192,7 +192,7 @@ class ValidationPlan:
         if self.malformed_column:
             cond = cond & F.col(self.malformed_column).isNull()
         enabled = self._enabled(i)
-        return cond if enabled is True else cond & enabled  # type: ignore[operator]
+        return cond if enabled is True else cond & enabled
 
     def _with_flags(self, df: DataFrame, flags: dict[str, Column]) -> DataFrame:
         """Add every flag in one projection; if Spark refuses it, name the check whose condition is wrong."""

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pyspark.sql import Column
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck
@@ -187,7 +187,7 @@ class RegimeTable:
                 expr = expr.when(mask == F.lit(regime.mask), F.lit(r))
         return expr.otherwise(F.lit(0)).cast("int")
 
-    def with_ordinal(self, df: Any, event_time: str | None, timezone: str) -> Any:
+    def with_ordinal(self, df: DataFrame, event_time: str | None, timezone: str) -> DataFrame:
         """``df`` plus the regime ordinal column ``__dq_regime`` (0 everywhere without profiles).
 
         Two projections: the mask first, then the ordinal from it; Spark keeps them apart (it does not

@@ -51,7 +51,7 @@ class ValidationReport:
             details = (
                 f"Skipped: disabled by profile(s) {', '.join(r.profiles) or '-'}"
                 if r.status == "skipped"
-                else r.check.violation_details(r.violations, r.total)  # type: ignore[attr-defined]
+                else r.check.violation_details(r.violations, r.total)
             )
             if r.status != "skipped" and r.check.tolerance is not None:
                 verdict = "exceeded" if r.status == "failed" else "within"

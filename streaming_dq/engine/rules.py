@@ -139,7 +139,7 @@ class FlagRules:
             for i in range(self.n_flags):
                 for r in self.ordinals_where(i, kind):
                     masks[r][i // BITS_PER_WORD] |= 1 << (i % BITS_PER_WORD)
-            out[kind] = {r: tuple(m) for r, m in masks.items()}  # type: ignore[index]
+            out[kind] = {r: tuple(m) for r, m in masks.items()}
         return out
 
     # -- Spark ------------------------------------------------------------------------------------------------
@@ -157,7 +157,7 @@ class FlagRules:
             if where is False:
                 continue
             flag = F.col(flag_column(i))
-            terms.append(flag if where is True else flag & where)  # type: ignore[operator]
+            terms.append(flag if where is True else flag & where)
         return reduce(lambda a, b: a | b, terms) if terms else F.lit(False)
 
     def failed_column(self, breached: frozenset[int] = frozenset()) -> Column:

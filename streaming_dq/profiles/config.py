@@ -340,7 +340,7 @@ class ProfilesConfig(_Model):
 
     def to_profiles(self) -> list[Profile]:
         """Return the profile objects, in config order (a public-holiday calendar as one per holiday)."""
-        return expand_profiles([p.to_profile() for p in self.profiles])  # type: ignore[return-value]
+        return expand_profiles([p.to_profile() for p in self.profiles])
 
 
 def load_profiles(raw: Sequence[dict[str, Any]], *, source: str | None = None) -> list[Profile]:
