@@ -26,7 +26,8 @@ def validate(config: ConfigArg, as_json: JsonOption = False) -> None:
     `${VAR:-default}` are environment variables, `${CONFIG_DIR}` is the file's folder, and relative paths
     are read from the file's folder.
     """
-    from streaming_dq.config.loader import inspect_gate_config, read_yaml
+    from streaming_dq.config.loader import inspect_gate_config
+    from streaming_dq.config.yaml_reader import read_yaml
 
     try:
         data = read_yaml(config)
@@ -39,10 +40,10 @@ def validate(config: ConfigArg, as_json: JsonOption = False) -> None:
     if problems or loaded is None:
         raise fail_config(problems, as_json=as_json)
     from streaming_dq.checks.unknown_fields import UnknownFieldsCheck
-    from streaming_dq.config.dqx import is_dqx_rules, translate
+    from streaming_dq.config.dqx import is_dqx_rules
 
     dqx = loaded.dialect == "dqx" or (loaded.dialect == "auto" and is_dqx_rules(loaded.checks))
-    notes = translate(loaded.checks).notes if dqx else []
+    notes = list(loaded.translation_notes)
 
     check_set = loaded.check_set()
     builtin = [c for c in check_set if isinstance(c, UnknownFieldsCheck)]

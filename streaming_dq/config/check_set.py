@@ -7,11 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import ValidationError
-
-from streaming_dq.config.errors import raise_config_error
-from streaming_dq.config.factory import CheckFactory
+from streaming_dq.config.errors import ConfigErrors
 from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck, BaseRowCheck
 from streaming_dq.core.base_config import BaseCheckConfig
 from streaming_dq.core.modes import Dialect
@@ -59,28 +55,22 @@ class CheckSet:
         A list in DQX's rule format (detected, or ``dialect="dqx"``) is translated first
         (:mod:`streaming_dq.config.dqx`); its notes on approximations are logged as warnings.
         """
-        from streaming_dq.config.building import dialect_items
+        from streaming_dq.config.building import build_checks
 
-        try:
-            items, notes = dialect_items(list(raws), prefix=prefix, dialect=dialect)
-        except ConfigError as exc:
-            raise type(exc)(exc.reason, source=source, field_path=exc.field_path) from None
+        notes: list[str] = []
+        built, problems = build_checks(list(raws), source=source, prefix=prefix, dialect=dialect, notes=notes)
         for note in notes:
             _log.warning("%s: %s", source or "checks", note)
-        for i, raw in items:
-            where = f"{prefix}[{i}]"
+        for one in built:
             try:
-                check = CheckFactory.from_dict(raw)
-            except ValidationError as exc:
-                raise_config_error(exc, source=source, prefix=where)
-                raise  # unreachable; keeps type checkers honest
-            except ConfigError as exc:
-                field = f"{where}.{exc.field_path}" if exc.field_path else where
-                raise type(exc)(exc.reason, source=source, field_path=field) from None
-            try:
-                self._append(check)
-            except DuplicateCheckIdError as exc:
-                raise ConfigError(exc.reason, source=source, field_path=f"{where}.check-id") from None
+                self._append(one.check)
+            except DuplicateCheckIdError as exc:  # an id the set already held before these
+                where = f"{prefix}[{one.index}].check-id"
+                problems.append(ConfigError(exc.reason, source=source, field_path=where))
+        if len(problems) == 1:
+            raise problems[0]
+        if problems:
+            raise ConfigErrors(problems, source=source)
         return self
 
     @classmethod
@@ -93,11 +83,10 @@ class CheckSet:
     @classmethod
     def from_yaml(cls, path: str | Path) -> CheckSet:
         """Load a YAML file holding a list of checks, or a mapping with a ``checks:`` list (SparkDQ's form)."""
+        from streaming_dq.config.yaml_reader import read_yaml
+
         source = str(path)
-        try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"cannot read YAML: {exc}", source=source) from None
+        data = read_yaml(path)
         dialect: Dialect = "auto"
         if isinstance(data, Mapping):
             if "checks" not in data:

@@ -25,15 +25,6 @@ def format_loc(loc: Sequence[int | str], prefix: str = "") -> str:
     return path
 
 
-def config_errors(exc: ValidationError, *, source: str | None, prefix: str = "") -> list[ConfigError]:
-    """One ConfigError per problem pydantic found, each with its field path."""
-    out = []
-    for err in exc.errors(include_url=False):
-        loc = [p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
-        out.append(ConfigError(str(err["msg"]), source=source, field_path=format_loc(loc, prefix)))
-    return out
-
-
 class ConfigErrors(ConfigError):
     """Several config problems at once; ``errors`` lists each with its field path."""
 
@@ -43,13 +34,6 @@ class ConfigErrors(ConfigError):
         super().__init__(f"{len(self.errors)} problem(s):\n{lines}", source=None)
         self.source = source
         self.field_path = self.errors[0].field_path if self.errors else None
-
-
-def raise_config_error(exc: ValidationError, *, source: str | None, prefix: str = "") -> None:
-    errors = config_errors(exc, source=source, prefix=prefix)
-    if len(errors) == 1:
-        raise errors[0] from None
-    raise ConfigErrors(errors, source=source) from None
 
 
 # --- pydantic errors --------------------------------------------------------------------------------------------

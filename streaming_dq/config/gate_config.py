@@ -26,6 +26,7 @@ which also expands ``${ENV}`` variables and resolves relative paths against the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 from pydantic import (
@@ -51,6 +52,7 @@ from streaming_dq.config.sections import (
 from streaming_dq.config.source_model import (
     SourceSection,
 )
+from streaming_dq.core.base_check import BaseCheck
 from streaming_dq.core.modes import (
     AggregateFailurePolicy,
     Dialect,
@@ -120,6 +122,9 @@ class GateConfig(Section):
     )
 
     _source_file: str | None = PrivateAttr(default=None)
+    #: The checks built when the file was validated (``load_gate_config``), so a job never builds them twice.
+    _built: tuple[BaseCheck, ...] | None = PrivateAttr(default=None)
+    _notes: tuple[str, ...] = PrivateAttr(default=())
 
     @property
     def source_file(self) -> str | None:
@@ -132,6 +137,17 @@ class GateConfig(Section):
         marked._source_file = source_file
         return marked
 
+    def with_built_checks(self, checks: Sequence[BaseCheck], notes: Sequence[str]) -> GateConfig:
+        """Return a copy that holds the checks built (and the DQX translation's notes) while validating."""
+        marked = self.model_copy()
+        marked._built, marked._notes = tuple(checks), tuple(notes)
+        return marked
+
+    @property
+    def translation_notes(self) -> tuple[str, ...]:
+        """What a DQX translation of ``checks:`` approximates (empty for our own format, or before loading)."""
+        return self._notes
+
     def check_set(self) -> CheckSet:
         """Build the :class:`~streaming_dq.config.check_set.CheckSet` of ``checks:`` (and the built-in
         ``unknown-fields`` check when the source detects undeclared fields).
@@ -141,7 +157,12 @@ class GateConfig(Section):
         """
         from streaming_dq.checks.unknown_fields import unknown_fields_check
 
-        checks = CheckSet().add_checks_from_dicts(self.checks, source=self.source_file, dialect=self.dialect)
+        if self._built is not None:
+            checks = CheckSet(list(self._built))
+        else:
+            checks = CheckSet().add_checks_from_dicts(
+                self.checks, source=self.source_file, dialect=self.dialect
+            )
         if not self.source.detects_unknown_fields:
             return checks
         column, policy = self.source.unknown_fields_column, self.source.unknown_fields

@@ -29,15 +29,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from streaming_dq.config.building import BuiltCheck, build_checks
 from streaming_dq.config.check_set import CheckSet
-from streaming_dq.config.dqx import is_dqx_rules, translate
+from streaming_dq.config.dqx import is_dqx_rules
 from streaming_dq.config.errors import ConfigErrors, format_loc, pydantic_problems
 from streaming_dq.config.gate_config import GateConfig
 from streaming_dq.config.validation import cross_problems
+from streaming_dq.config.yaml_reader import read_yaml
 from streaming_dq.core.modes import Dialect
 from streaming_dq.exceptions import ConfigError
 
@@ -47,65 +47,8 @@ __all__ = [
     "inspect_gate_config",
     "load_check_file",
     "load_gate_config",
-    "read_yaml",
     "resolve_path",
 ]
-
-# --- YAML ------------------------------------------------------------------------------------------------------
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing a mapping that repeats a key (the last one would silently win).
-
-    Dates stay strings (``2025-12-20``): the models parse them, so a bad date is reported with its field path
-    instead of failing the whole file.
-    """
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            try:
-                duplicate = key in seen
-                seen.add(key)
-            except TypeError:  # an unhashable key: let PyYAML report it
-                continue
-            if duplicate:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
-                )
-        return super().construct_mapping(node, deep=deep)
-
-
-_StrictLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def read_yaml(path: str | Path) -> Any:
-    """Parse a YAML file safely.
-
-    Raises:
-        ConfigError: the file cannot be read, is not valid YAML, or repeats a key (field path ``line N``).
-    """
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError("no such file", source=source) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the file: {exc}", source=source) from None
-    try:
-        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: safe
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1}" if mark is not None else None
-        reason = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
-        raise ConfigError(f"invalid YAML: {reason}", source=source, field_path=where) from None
-    except (yaml.YAMLError, ValueError) as exc:
-        raise ConfigError(f"invalid YAML: {exc}", source=source) from None
-
 
 # --- ${ENV} ------------------------------------------------------------------------------------------------------
 
@@ -234,10 +177,14 @@ def inspect_gate_config(path: str | Path) -> tuple[GateConfig | None, list[Confi
     data, problems = expand_env(data, variables={**os.environ, "CONFIG_DIR": str(base)}, source=source)
     built: list[BuiltCheck] = []
     check_problems: list[ConfigError] = []
+    notes: list[str] = []
     if isinstance(data.get("checks"), list):
         dialect = data.get("dialect", "auto")
         built, check_problems = build_checks(
-            data["checks"], source=source, dialect=dialect if dialect in ("native", "dqx") else "auto"
+            data["checks"],
+            source=source,
+            dialect=dialect if dialect in ("native", "dqx") else "auto",
+            notes=notes,
         )
     config: GateConfig | None = None
     try:
@@ -247,7 +194,9 @@ def inspect_gate_config(path: str | Path) -> tuple[GateConfig | None, list[Confi
     problems += check_problems
     if config is not None:
         problems += cross_problems(config, built, source, all_built=not check_problems)
-    return (None if problems else config), problems
+    if problems or config is None:
+        return None, problems
+    return config.with_built_checks([b.check for b in built], notes), problems
 
 
 def _raise(problems: list[ConfigError], source: str) -> None:
@@ -301,8 +250,7 @@ def load_check_file(path: str | Path) -> CheckFile:
         config = load_gate_config(path)
         checks = config.checks
         if config.dialect == "dqx" or (config.dialect == "auto" and is_dqx_rules(checks)):
-            notes = translate(checks).notes
-            return CheckFile(config.check_set(), config, tuple(notes), "dqx")
+            return CheckFile(config.check_set(), config, config.translation_notes, "dqx")
         return CheckFile(config.check_set(), config)
     dialect: Dialect = "auto"
     if isinstance(data, Mapping):

@@ -340,7 +340,7 @@ def test_a_sparkdq_yaml_file_loads_unchanged(tmp_path: Path) -> None:
         (
             {"check": "numeric-min-check", "columns": ["a"], "min-valu": 1},
             "checks[0].min-value",
-            "Field required",
+            "unknown key 'min-valu' (did you mean 'min-value'?)",
         ),
         ({"check": "null-check", "columns": []}, "checks[0].columns", "at least 1 item"),
         (

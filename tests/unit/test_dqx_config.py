@@ -225,3 +225,46 @@ def test_every_dqx_rule_that_cannot_be_translated_is_named_on_a_line_of_its_own(
         "checks[2].criticality",
         "checks[3].check.arguments.min_limit",
     ], failed.output
+
+
+def test_a_job_s_dqx_rules_are_translated_once_and_its_checks_built_once(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Loading validates by building every check; the job's check set reuses those checks (a spy counts the
+    real translator and the real factory, which still do the work)."""
+    from streaming_dq.config.factory import CheckFactory
+    from streaming_dq.config.loader import load_gate_config
+
+    calls = {"translate": 0, "build": 0}
+    real_translate, real_build = translate, CheckFactory.config_from_dict
+
+    def counted_translate(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls["translate"] += 1
+        return real_translate(*args, **kwargs)
+
+    def counted_build(raw):  # type: ignore[no-untyped-def]
+        calls["build"] += 1
+        return real_build(raw)
+
+    monkeypatch.setattr("streaming_dq.config.dqx.translate", counted_translate)
+    monkeypatch.setattr(CheckFactory, "config_from_dict", staticmethod(counted_build))
+    config = tmp_path / "gate.yaml"
+    config.write_text(
+        "gate: {name: orders}\n"
+        "source: {format: json, path: ./landing, schema: 'id int, amount double'}\n"
+        "targets: {pass: ./pass, quarantine: ./quarantine}\n"
+        "checkpoint: ./cp\n"
+        "checks:\n"
+        "  - {criticality: error, check: {function: is_not_null, arguments: {column: id}}}\n"
+        "  - {criticality: warn, check: {function: is_not_less_than, arguments: {column: amount, limit: 0}}}\n"
+    )
+    loaded = load_gate_config(config)
+    first, second = loaded.check_set(), loaded.check_set()
+    assert (
+        [c.check_id for c in first]
+        == [c.check_id for c in second]
+        == [
+            "is_not_null_id",
+            "is_not_less_than_amount",
+            "unknown-fields",
+        ]
+    )
+    assert calls == {"translate": 1, "build": 2}
