@@ -27,7 +27,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from streaming_dq.checks.formats import EMAIL_PATTERN, IPV4_PATTERN, UUID_PATTERN, is_json
+from streaming_dq.checks.formats import EMAIL_PATTERN, UUID_PATTERN
+from streaming_dq.checks.json_values import is_json
+from streaming_dq.checks.network import IPV4_PATTERN
 from streaming_dq.core.sql import col, quote
 
 __all__ = ["ColumnProfile", "Suggestion", "profile", "render_yaml", "suggest_checks"]

@@ -3,7 +3,7 @@
 One family per module: ``null``, ``numeric``, ``temporal`` (date/timestamp), ``strings``, ``contained``,
 ``comparison``, ``expression``, ``count``, ``completeness``, ``uniqueness``, ``schema``, ``freshness``,
 ``integrity``, ``metric``, ``anomaly`` (a window's metric against its own history), ``emptiness``,
-``formats`` (e-mail, URL, UUID, JSON, IP addresses), ``equality``, ``recency`` (date formats, the clock) and
+``formats`` (e-mail, URL, UUID, letter case), ``network`` (IP addresses, CIDR blocks), ``json_values`` (JSON text), ``equality``, ``recency`` (date formats, the clock) and
 ``codes`` (ISO country, currency, language codes) and ``aggregate`` (any curated aggregate, per batch or
 per group), ``outliers`` (values far from the batch's median) and ``gaps`` (empty time windows within a batch), ``statistics`` (variance, correlation, quantiles and
 compliance, mergeable), ``distribution`` (value shares, entropy, distinct-value sets), ``query`` (a SQL query over the batch), ``conversion`` (text that must cast to a type) and
@@ -27,7 +27,9 @@ from streaming_dq.checks import (  # noqa: F401
     freshness,
     gaps,
     integrity,
+    json_values,
     metric,
+    network,
     null,
     numeric,
     outliers,

@@ -117,7 +117,8 @@ class _Aggregate:
         present = {k: v for k, v in given.items() if v is not None}
         if len(present) != 1:
             raise ConfigError(
-                f"give exactly one comparator of {', '.join(COMPARATORS)} (got {', '.join(present) or 'none'})"
+                f"give exactly one comparator of {', '.join(COMPARATORS)} (got {', '.join(present) or 'none'})",
+                field_path=sorted(present)[1] if len(present) > 1 else None,
             )
         ((self.comparator, limit),) = present.items()
         self.bounds = (

@@ -174,7 +174,7 @@ class AnomalyCheck(ObservableAggregateCheck):
         if windows < 1:
             raise ConfigError("baseline.windows must be at least 1", field_path="baseline.windows")
         if season not in ("none", "daily", "weekly"):
-            raise ConfigError(f"baseline.season must be none, daily or weekly, got {season!r}")
+            raise ConfigError(f"must be none, daily or weekly, got {season!r}", field_path="baseline.season")
         if self.scope is not None:
             self._check_season(season)
         if not math.isfinite(width) or width < 0:
@@ -318,9 +318,9 @@ class AnomalyMetric(_Model):
     def _column(self) -> AnomalyMetric:
         needs = METRICS[self.check][2]
         if needs and not self.column:
-            raise ConfigError(f"metric {self.check!r} needs a column")
+            raise ConfigError(f"metric {self.check!r} needs a column", field_path="column")
         if not needs and self.column:
-            raise ConfigError(f"metric {self.check!r} counts rows: it takes no column")
+            raise ConfigError(f"metric {self.check!r} counts rows: it takes no column", field_path="column")
         return self
 
 
@@ -331,7 +331,10 @@ class AnomalyBaseline(_Model):
     @model_validator(mode="after")
     def _windows_or_batches(self) -> AnomalyBaseline:
         if self.batches is not None and self.model_fields_set & {"windows", "season", "lookback"}:
-            raise ConfigError("give batches (a batch-scoped check) or windows/season/lookback, not both")
+            raise ConfigError(
+                "give batches (a batch-scoped check) or windows/season/lookback, not both",
+                field_path="batches",
+            )
         return self
 
     windows: int = Field(default=4, ge=1, le=1000)
@@ -363,7 +366,8 @@ class AnomalyBand(_Model):
         given = [k for k in ("relative", "stddevs", "mad") if getattr(self, k) is not None]
         if len(given) != 1:
             raise ConfigError(
-                f"give exactly one band of relative, stddevs, mad (got {', '.join(given) or 'none'})"
+                f"give exactly one band of relative, stddevs, mad (got {', '.join(given) or 'none'})",
+                field_path=given[1] if len(given) > 1 else None,
             )
         return self
 
@@ -398,11 +402,13 @@ class AnomalyCheckConfig(BaseAggregateCheckConfig):
         if self.scope is None and self.baseline.batches is None:
             raise ConfigError(
                 "an anomaly check judges event-time windows (scope: {window: 1 day}) or batches "
-                "(baseline: {batches: 20}): give one"
+                "(baseline: {batches: 20}): give one",
+                field_path="scope",
             )
         if self.scope is not None and self.baseline.batches is not None:
             raise ConfigError(
-                "baseline.batches is for a check without a window scope; windows: N for windows"
+                "baseline.batches is for a check without a window scope; windows: N for windows",
+                field_path="baseline.batches",
             )
         return self
 

@@ -108,7 +108,7 @@ class _ComparisonConfig(BaseRowCheckConfig):
         for old, new in keys.items():
             if old in data:
                 if new in out:
-                    raise ConfigError(f"give either {new} or {old}, not both")
+                    raise ConfigError(f"give either {new} or {old}, not both", field_path=old)
                 out[new] = data[old] if new == "column" else quote(str(data[old]))
         return out
 

@@ -112,7 +112,7 @@ class RowCountBetweenCheckConfig(BaseAggregateCheckConfig):
     @model_validator(mode="after")
     def _ordered(self) -> RowCountBetweenCheckConfig:
         if self.min_count > self.max_count:
-            raise ConfigError("min-count must not exceed max-count")
+            raise ConfigError("min-count must not exceed max-count", field_path="max-count")
         return self
 
 

@@ -207,7 +207,8 @@ class DistinctValuesCheck(MetricDetails, _ValueCounts, BaseAggregateCheck):
         }
         if len(given) != 1:
             raise ConfigError(
-                f"give exactly one of {', '.join(RELATIONS)} (got {', '.join(given) or 'none'})"
+                f"give exactly one of {', '.join(RELATIONS)} (got {', '.join(given) or 'none'})",
+                field_path=sorted(given)[1] if len(given) > 1 else None,
             )
         ((self.relation, values),) = given.items()
         self.column = column
@@ -285,6 +286,7 @@ class DistinctValuesCheckConfig(_CategoricalConfig):
         if len(given) != 1:
             raise ConfigError(
                 f"give exactly one of {', '.join(RELATIONS)} "
-                f"(got {', '.join(g.replace('_', '-') for g in given) or 'none'})"
+                f"(got {', '.join(g.replace('_', '-') for g in given) or 'none'})",
+                field_path=given[1].replace("_", "-") if len(given) > 1 else None,
             )
         return self

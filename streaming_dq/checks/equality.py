@@ -105,7 +105,9 @@ class NumericNotBetweenCheck(ValueRuleCheck):
     ) -> None:
         super().__init__(check_id, columns, treat_null_as_failure, severity, **kw)
         if min_value > max_value:
-            raise ConfigError(f"max-value ({max_value}) must not be below min-value ({min_value})")
+            raise ConfigError(
+                f"max-value ({max_value}) must not be below min-value ({min_value})", field_path="max-value"
+            )
         self.min_value = min_value
         self.max_value = max_value
         self.inclusive = (bool(inclusive[0]), bool(inclusive[1]))
@@ -161,7 +163,8 @@ class _EqualityConfig(ValueRuleConfig):
     def _one_side(self) -> _EqualityConfig:
         if (self.value is None) == (self.expression is None):
             raise ConfigError(
-                "give exactly one of value (a literal) or expression (Spark SQL, e.g. a column)"
+                "give exactly one of value (a literal) or expression (Spark SQL, e.g. a column)",
+                field_path="expression" if self.value is not None else "value",
             )
         return self
 

@@ -55,7 +55,8 @@ class Threshold:
         if len(given) != 1:
             raise ConfigError(
                 f"check {check_id!r}: give exactly one comparator of {', '.join(COMPARATORS)} "
-                f"(got {', '.join(given) or 'none'})"
+                f"(got {', '.join(given) or 'none'})",
+                field_path=sorted(given)[1] if len(given) > 1 else None,
             )
         self.gt, self.ge, self.lt, self.le, self.eq = gt, ge, lt, le, eq
         self.between = (float(between[0]), float(between[1])) if between is not None else None
@@ -266,7 +267,8 @@ class ComparatorConfig(BaseAggregateCheckConfig):
         given = [k for k in COMPARATORS if getattr(self, k) is not None]
         if len(given) != 1:
             raise ConfigError(
-                f"give exactly one comparator of {', '.join(COMPARATORS)} (got {', '.join(given) or 'none'})"
+                f"give exactly one comparator of {', '.join(COMPARATORS)} (got {', '.join(given) or 'none'})",
+                field_path=given[1] if len(given) > 1 else None,
             )
         return self
 

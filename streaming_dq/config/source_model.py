@@ -54,11 +54,11 @@ class PayloadSection(Section):
     @model_validator(mode="after")
     def _decodable(self) -> PayloadSection:
         if self.format in ("json", "csv") and self.schema_ is None:
-            raise ConfigError(f"a {self.format} payload needs a schema (Spark DDL)")
+            raise ConfigError(f"a {self.format} payload needs a schema (Spark DDL)", field_path="schema")
         if self.format == "avro" and self.avro_schema_file is None:
-            raise ConfigError("an avro payload needs avro-schema-file")
+            raise ConfigError("an avro payload needs avro-schema-file", field_path="avro-schema-file")
         if self.format in ("text", "avro") and self.schema_ is not None:
-            raise ConfigError(f"a {self.format} payload takes no schema")
+            raise ConfigError(f"a {self.format} payload takes no schema", field_path="schema")
         return self
 
 
@@ -120,24 +120,34 @@ class SourceSection(Section):
         }
         if self.format != "kafka":
             if self.path is None:
-                raise ConfigError(f"a {self.format} source needs a path")
+                raise ConfigError(f"a {self.format} source needs a path", field_path="path")
             named = [k for k, v in kafka_only.items() if v is not None]
             if named:
-                raise ConfigError(f"{', '.join(named)}: only for a kafka source")
+                raise ConfigError("only for a kafka source", field_path=named[0])
             return self
         if self.path is not None:
-            raise ConfigError("a kafka source has no path: name bootstrap-servers and subscribe")
+            raise ConfigError(
+                "a kafka source has no path: name bootstrap-servers and subscribe", field_path="path"
+            )
         if self.schema_ is not None:
-            raise ConfigError("a kafka source declares its schema in value.schema")
+            raise ConfigError("a kafka source declares its schema in value.schema", field_path="schema")
         if self.bootstrap_servers is None:
-            raise ConfigError("a kafka source needs bootstrap-servers")
+            raise ConfigError("a kafka source needs bootstrap-servers", field_path="bootstrap-servers")
         chosen = [k for k in ("subscribe", "subscribe-pattern", "assign") if kafka_only[k] is not None]
         if len(chosen) != 1:
-            raise ConfigError("a kafka source needs exactly one of subscribe, subscribe-pattern, assign")
+            raise ConfigError(
+                "a kafka source needs exactly one of subscribe, subscribe-pattern, assign",
+                field_path=chosen[1] if len(chosen) > 1 else "subscribe",
+            )
         if self.value is None:
-            raise ConfigError("a kafka source needs value: {format: json | csv | avro | text, ...}")
+            raise ConfigError(
+                "a kafka source needs value: {format: json | csv | avro | text, ...}", field_path="value"
+            )
         if self.max_files_per_trigger is not None:
-            raise ConfigError("max-files-per-trigger is for file sources: use max-offsets-per-trigger")
+            raise ConfigError(
+                "max-files-per-trigger is for file sources: use max-offsets-per-trigger",
+                field_path="max-files-per-trigger",
+            )
         return self
 
     def columns(self) -> dict[str, str] | None:

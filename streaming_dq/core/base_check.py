@@ -49,7 +49,7 @@ class BaseCheck(ABC):
         tolerance: Tolerance | Mapping[str, Any] | None = None,
     ) -> None:
         if not check_id or not isinstance(check_id, str):
-            raise ConfigError("check_id must be a non-empty string")
+            raise ConfigError("check_id must be a non-empty string", field_path="check-id")
         self.check_id = check_id
         self.severity = normalize_severity(severity)
         self.tags: frozenset[str] = frozenset(tags)

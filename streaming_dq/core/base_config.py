@@ -60,12 +60,13 @@ class BaseCheckConfig(BaseModel):
         if self.scope is not None and not (
             isinstance(check_class, type) and issubclass(check_class, ObservableAggregateCheck)
         ):
-            raise ConfigError("scope: only observable aggregate checks can be window-scoped")
+            raise ConfigError("only observable aggregate checks can be window-scoped", field_path="scope")
         is_row = isinstance(check_class, type) and issubclass(check_class, BaseRowCheck)
         for name in ("filter", "tolerance"):
             if getattr(self, name) is not None and not is_row:
                 raise ConfigError(
-                    f"{name}: only row checks take a {name} (an aggregate check judges the whole batch)"
+                    f"only row checks take a {name} (an aggregate check judges the whole batch)",
+                    field_path=name,
                 )
         return self
 

@@ -55,7 +55,7 @@ class Tolerance(BaseModel):
     @model_validator(mode="after")
     def _one_bound(self) -> Tolerance:
         if self.max_fail_rate is None and self.max_fail_count is None:
-            raise ConfigError("tolerance needs max-fail-rate or max-fail-count")
+            raise ConfigError("tolerance needs max-fail-rate or max-fail-count", field_path="max-fail-rate")
         return self
 
     def exceeded(self, violations: int, judged: int) -> bool:

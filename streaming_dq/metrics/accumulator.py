@@ -81,9 +81,9 @@ class WindowAccumulator:
         reopen_horizon: timedelta = DEFAULT_REOPEN_HORIZON,
     ) -> None:
         if late_data not in ("count", "reopen"):
-            raise ConfigError(f"late_data must be 'count' or 'reopen', got {late_data!r}")
+            raise ConfigError(f"must be 'count' or 'reopen', got {late_data!r}", field_path="gate.late-data")
         if allowed_lateness < timedelta(0):
-            raise ConfigError("allowed_lateness must not be negative")
+            raise ConfigError("must not be negative", field_path="gate.allowed-lateness")
         if reopen_horizon < timedelta(0):
             raise ConfigError("reopen_horizon must not be negative", field_path="gate.reopen-horizon")
         self.gate = gate

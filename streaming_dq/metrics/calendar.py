@@ -71,7 +71,7 @@ def _first_day(day: date, size: timedelta) -> date:
 def _check_size(size: timedelta) -> None:
     seconds = size.total_seconds()
     if seconds <= 0 or (seconds < 86400 and 86400 % seconds) or (seconds > 86400 and seconds % 86400):
-        raise ConfigError(f"window size {size} must divide a day or be whole days")
+        raise ConfigError(f"window size {size} must divide a day or be whole days", field_path="scope.window")
 
 
 def window_bounds(ts: datetime, size: timedelta, timezone: str) -> tuple[datetime, datetime]:

@@ -122,7 +122,7 @@ def batch_window_states(
 
 def scope_size(check: ObservableAggregateCheck) -> timedelta:
     if check.scope is None:
-        raise ConfigError(f"check {check.check_id!r} has no window scope")
+        raise ConfigError(f"check {check.check_id!r} has no window scope", field_path="scope")
     return check.scope.size
 
 

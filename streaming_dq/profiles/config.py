@@ -132,7 +132,8 @@ class SelectorConfig(_Model):
         kinds = sum(v is not None for v in (self.tag, self.check or self.check_id))
         if kinds != 1:
             raise ConfigError(
-                "select needs exactly one of {tag: T}, {check: G}, {check: G, check-id: C} or {check-id: C}"
+                "select needs exactly one of {tag: T}, {check: G}, {check: G, check-id: C} or {check-id: C}",
+                field_path="tag" if self.tag is not None else None,
             )
         return self
 
@@ -231,7 +232,10 @@ class RecurringProfileConfig(_Model):
     @model_validator(mode="after")
     def _range_or_weekdays(self) -> RecurringProfileConfig:
         if self.month_day_start is None and self.weekdays is None:
-            raise ConfigError("a recurring profile needs month-day-start/month-day-end, weekdays, or both")
+            raise ConfigError(
+                "a recurring profile needs month-day-start/month-day-end, weekdays, or both",
+                field_path="weekdays",
+            )
         return self
 
     def to_profile(self) -> RecurringProfile:

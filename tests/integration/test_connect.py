@@ -8,8 +8,12 @@ batch Spark replays after its tables committed must be recognised and skipped.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import time
+import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +21,26 @@ import pytest
 pytestmark = pytest.mark.integration
 
 CLIENT = Path(__file__).with_name("connect_job.py")
+
+
+def scrape_while_running(
+    job: subprocess.Popen, port: int, done: Callable[[str], bool], seconds: float
+) -> str:  # type: ignore[type-arg]
+    """Read the job's ``/metrics`` every second until ``done(body)``, the job ends or ``seconds`` pass; the
+    last body read ("" when none could be)."""
+    body = ""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and job.poll() is None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+                body = response.read().decode()
+        except OSError:
+            time.sleep(1)
+            continue
+        if done(body):
+            break
+        time.sleep(1)
+    return body
 
 
 def run_client(url: str, base: Path, routing: str, *steps: str) -> dict:  # type: ignore[type-arg]
@@ -47,9 +71,6 @@ def test_a_yaml_job_under_connect_reports_each_batch_and_exports_its_counts(conn
     Prometheus counters come from the results table the gate commits (exporter.ResultsFollower), and so do the
     maintenance series: a run between batches is carried by the next batch's results rows."""
     import os
-    import re
-    import time
-    import urllib.request
 
     from jobs_support import CLI, make_orders_job
     from servers import free_port
@@ -67,35 +88,27 @@ def test_a_yaml_job_under_connect_reports_each_batch_and_exports_its_counts(conn
         [str(CLI), "run", str(config), "--timeout", "150"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
     )  # fmt: skip
-    scraped: dict[str, float] = {}
-    files: dict[str, float] = {}
+
+    def rows(body: str) -> dict[str, float]:
+        found = re.finditer(r'^streaming_dq_rows_total\{gate="orders",outcome="(\w+)"\} (\S+)$', body, re.M)
+        return {m[1]: float(m[2]) for m in found}
+
+    def table_files(body: str) -> dict[str, float]:
+        found = re.finditer(r'^streaming_dq_table_files\{gate="orders",table="(\w+)"\} (\S+)$', body, re.M)
+        return {m[1]: float(m[2]) for m in found}
+
+    def counted(body: str) -> bool:
+        seen = rows(body)
+        return seen.get("passed", 0.0) + seen.get("quarantined", 0.0) >= summary["records"] and bool(
+            table_files(body)
+        )
+
     try:
-        deadline = time.monotonic() + 150
-        while time.monotonic() < deadline and job.poll() is None:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
-                    body = response.read().decode()
-            except OSError:
-                time.sleep(1)
-                continue
-            scraped = {
-                m[1]: float(m[2])
-                for m in re.finditer(
-                    r'^streaming_dq_rows_total\{gate="orders",outcome="(\w+)"\} (\S+)$', body, re.M
-                )
-            }
-            files = {
-                m[1]: float(m[2])
-                for m in re.finditer(
-                    r'^streaming_dq_table_files\{gate="orders",table="(\w+)"\} (\S+)$', body, re.M
-                )
-            }
-            if sum(scraped.get(k, 0.0) for k in ("passed", "quarantined")) >= summary["records"] and files:
-                break
-            time.sleep(1)
+        body = scrape_while_running(job, port, counted, 150)
     finally:
         job.terminate()
         out, err = job.communicate(timeout=120)
+    scraped, files = rows(body), table_files(body)
     assert scraped.get("passed", 0) + scraped.get("quarantined", 0) == summary["records"] == 76, (
         scraped,
         err[-3000:],
@@ -117,3 +130,54 @@ def test_a_yaml_job_under_connect_reports_each_batch_and_exports_its_counts(conn
     assert {(r["check_id"], r["status"], r["rows"]) for r in maintenance} == {
         (role, "maintained", 1) for role in ("pass", "quarantine", "results", "metrics")
     }, maintenance
+
+
+def test_a_batch_scoped_anomaly_check_s_series_reach_prometheus_under_connect(connect_url, tmp_path):
+    """Under Spark Connect the job learns each batch's verdicts from the results table only: a batch-scoped
+    anomaly check's observed, expected, band and score must survive that trip (they did not: the follower
+    read the results rows by hand and left the anomaly fields out)."""
+
+    from jobs_support import CLI, make_orders_job
+    from servers import free_port
+
+    config, summary = make_orders_job(tmp_path, batches=3, rows=40)
+    port = free_port()
+    text = config.read_text(encoding="utf-8").replace("port: 0", f"port: {port}")
+    text = text.replace('spark:\n  master: "local[2]"', f'spark:\n  remote: "{connect_url}"')
+    text = text.replace("trigger: available-now ", 'trigger: {processing-time: "1 second"}')
+    anomaly = (
+        "  - {check: anomaly-check, check-id: batch-volume, metric: {check: row-count}, "
+        "baseline: {batches: 1}, band: {relative: 10.0}, severity: warning}\n"
+    )
+    text = text.replace("checks:\n", "checks:\n" + anomaly, 1)
+    assert f'remote: "{connect_url}"' in text and "batch-volume" in text
+    config.write_text(text, encoding="utf-8")
+    job = subprocess.Popen(
+        [str(CLI), "run", str(config), "--timeout", "150"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+    )  # fmt: skip
+
+    def anomaly_series(body: str) -> dict[str, float]:
+        pattern = (
+            r'^streaming_dq_anomaly_(\w+)\{gate="orders",check="batch-volume"(?:,edge="(\w+)")?\} (\S+)$'
+        )
+        return {m[1] + (m[2] or ""): float(m[3]) for m in re.finditer(pattern, body, re.M)}
+
+    def rows_counted(body: str) -> float:
+        pattern = r'^streaming_dq_rows_total\{gate="orders",outcome="\w+"\} (\S+)$'
+        return sum(float(m[1]) for m in re.finditer(pattern, body, re.M))
+
+    try:
+        body = scrape_while_running(
+            job,
+            port,
+            lambda b: rows_counted(b) >= summary["records"] and "expected" in anomaly_series(b),
+            150,
+        )
+    finally:
+        job.terminate()
+        _out, err = job.communicate(timeout=120)
+    rows, series = rows_counted(body), anomaly_series(body)
+    assert rows >= summary["records"], (rows, err[-3000:])
+    assert {"observed", "expected", "score"} <= set(series), (series, err[-3000:])
+    assert series["expected"] > 0 and series["observed"] > 0

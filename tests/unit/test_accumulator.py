@@ -303,7 +303,7 @@ def test_unknown_checks_and_bad_options_are_refused() -> None:
     acc = WindowAccumulator("g", [orders_check()])
     with pytest.raises(ValueError, match="unknown window-scoped check"):
         acc.update(0, {("nope", None): {}}, None)
-    with pytest.raises(ValueError, match="late_data"):
+    with pytest.raises(ValueError, match="late-data"):
         WindowAccumulator("g", [], late_data="drop")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="reopen_horizon"):
         WindowAccumulator("g", [], late_data="reopen", reopen_horizon=timedelta(days=-1))

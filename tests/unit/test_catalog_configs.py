@@ -380,7 +380,7 @@ def test_a_sparkdq_yaml_file_loads_unchanged(tmp_path: Path) -> None:
             "'day'",
         ),
         ({"check": "mean-check", "column": "a", "between": [9, 1]}, "checks[0].between", "must not exceed"),
-        ({"check": "mean-check", "column": "a", "gt": 1, "lt": 9}, "checks[0]", "exactly one comparator"),
+        ({"check": "mean-check", "column": "a", "gt": 1, "lt": 9}, "checks[0].lt", "exactly one comparator"),
         ({"check": "sum-check", "column": "a"}, "checks[0]", "got none"),
         ({"check": "string-min-length-check", "column": "s", "min-length": -1}, "checks[0].min-length", "0"),
     ],
@@ -410,7 +410,7 @@ def test_legacy_and_current_column_comparison_forms_cannot_be_mixed() -> None:
     }
     with pytest.raises(ConfigError, match="either limit or greater-column") as info:
         CheckSet.from_dicts([raw])
-    assert info.value.field_path == "checks[0]"
+    assert info.value.field_path == "checks[0].greater-column"
 
 
 def test_the_greater_than_legacy_form_compares_the_greater_column() -> None:

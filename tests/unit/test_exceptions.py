@@ -64,3 +64,35 @@ def test_the_refined_errors_are_still_their_builtins() -> None:
 def test_user_mistakes_in_the_python_api_are_streaming_dq_errors(make) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(StreamingDQError):
         make()
+
+
+def _config_errors_without_a_path(decorator: str) -> list[str]:
+    """``raise ConfigError(...)`` calls without ``field_path=`` inside functions decorated with ``decorator``."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for func in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(func, ast.FunctionDef):
+                continue
+            if not any(decorator in ast.unparse(d) for d in func.decorator_list):
+                continue
+            for node in ast.walk(func):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Name)
+                    and node.func.id == "ConfigError"
+                ) and not any(k.arg == "field_path" for k in node.keywords):
+                    found.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
+    return found
+
+
+def test_a_model_validator_names_the_field_it_refuses() -> None:
+    """pydantic locates a model validator's error at the model, not at a field: the error must name it."""
+    assert _config_errors_without_a_path("model_validator") == []
+
+
+def test_a_refused_field_is_named_in_the_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        CheckSet.from_dicts(
+            [{"check": "row-count-between-check", "check-id": "n", "min-count": 5, "max-count": 1}]
+        )
+    assert info.value.field_path == "checks[0].max-count"
