@@ -146,21 +146,19 @@ def test_a_batch_scoped_anomaly_check_s_series_reach_prometheus_under_connect(co
     text = text.replace('spark:\n  master: "local[2]"', f'spark:\n  remote: "{connect_url}"')
     text = text.replace("trigger: available-now ", 'trigger: {processing-time: "1 second"}')
     anomaly = (
-        "  - {check: anomaly-check, check-id: batch-volume, metric: {check: row-count}, "
+        "  - {check: anomaly-check, check-id: batch-volume-anomaly, metric: {check: row-count}, "
         "baseline: {batches: 1}, band: {relative: 10.0}, severity: warning}\n"
     )
     text = text.replace("checks:\n", "checks:\n" + anomaly, 1)
-    assert f'remote: "{connect_url}"' in text and "batch-volume" in text
+    assert f'remote: "{connect_url}"' in text and "batch-volume-anomaly" in text
     config.write_text(text, encoding="utf-8")
     job = subprocess.Popen(
-        [str(CLI), "run", str(config), "--timeout", "150"],
+        [str(CLI), "run", str(config), "--timeout", "100"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
     )  # fmt: skip
 
     def anomaly_series(body: str) -> dict[str, float]:
-        pattern = (
-            r'^streaming_dq_anomaly_(\w+)\{gate="orders",check="batch-volume"(?:,edge="(\w+)")?\} (\S+)$'
-        )
+        pattern = r'^streaming_dq_anomaly_(\w+)\{check="batch-volume-anomaly",(?:edge="(\w+)",)?gate="orders"\} (\S+)$'
         return {m[1] + (m[2] or ""): float(m[3]) for m in re.finditer(pattern, body, re.M)}
 
     def rows_counted(body: str) -> float:
@@ -179,5 +177,6 @@ def test_a_batch_scoped_anomaly_check_s_series_reach_prometheus_under_connect(co
         _out, err = job.communicate(timeout=120)
     rows, series = rows_counted(body), anomaly_series(body)
     assert rows >= summary["records"], (rows, err[-3000:])
-    assert {"observed", "expected", "score"} <= set(series), (series, err[-3000:])
+    lines = [line for line in body.splitlines() if "batch-volume-anomaly" in line]
+    assert {"observed", "expected", "score"} <= set(series), (series, lines, err[-3000:])
     assert series["expected"] > 0 and series["observed"] > 0
