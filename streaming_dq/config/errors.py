@@ -114,7 +114,9 @@ def _describe(err: ErrorDetails, model: type[BaseModel] | None) -> tuple[tuple[s
     cause = ctx.get("error")
     if isinstance(cause, ConfigError):
         if cause.field_path and not (loc and loc[-1] == cause.field_path):
-            loc = (*loc, cause.field_path)
+            # a field's own validator names an item of it (``cidr-blocks[0]`` of ``cidr-blocks``): replace
+            same_field = bool(loc) and isinstance(loc[-1], str) and cause.field_path.startswith(f"{loc[-1]}[")
+            loc = (*loc[:-1], cause.field_path) if same_field else (*loc, cause.field_path)
         return loc, cause.reason
     reason = msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
     if reason.startswith("Input should be"):

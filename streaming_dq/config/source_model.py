@@ -123,7 +123,7 @@ class SourceSection(Section):
                 raise ConfigError(f"a {self.format} source needs a path", field_path="path")
             named = [k for k, v in kafka_only.items() if v is not None]
             if named:
-                raise ConfigError("only for a kafka source", field_path=named[0])
+                raise ConfigError(f"{', '.join(named)}: only for a kafka source", field_path=named[0])
             return self
         if self.path is not None:
             raise ConfigError(

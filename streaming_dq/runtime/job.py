@@ -344,7 +344,7 @@ class GateJob:
         try:
             while query.isActive:
                 if self._stop.is_set() or (deadline is not None and time.monotonic() >= deadline):
-                    query.stop()
+                    _stop_between_batches(query)
                     return False
                 query.awaitTermination(1)
                 self._follow(metrics)
@@ -371,6 +371,39 @@ class GateJob:
         self.totals.windows_closed = len(closed)
         if self._on_windows_closed is not None:
             self._on_windows_closed(closed)
+
+
+#: How long a stop waits for the running batch to finish before it interrupts it.
+STOP_PATIENCE_SECONDS = 120.0
+
+
+def _stop_between_batches(query: StreamingQuery) -> None:
+    """Stop the query after the batch running now, if any, has finished.
+
+    ``query.stop()`` interrupts a running batch: Spark replays it (the gate writes nothing twice), but the
+    interrupted py4j call reaches the log as an error. So the stop waits until the batch that was running
+    when it was asked for has reported its progress, then stops: a batch that follows at once is interrupted
+    while Spark plans it, before the gate runs. A second signal (``KeyboardInterrupt`` from the handler) or
+    :data:`STOP_PATIENCE_SECONDS` stops at once.
+    """
+    deadline = time.monotonic() + STOP_PATIENCE_SECONDS
+
+    def last_batch() -> int:
+        progress = query.lastProgress
+        return int(progress["batchId"]) if progress else -1
+
+    try:
+        if query.isActive and query.status.get("isTriggerActive"):
+            running_after = last_batch()
+            while (
+                query.isActive
+                and query.status.get("isTriggerActive")
+                and last_batch() == running_after
+                and time.monotonic() < deadline
+            ):
+                time.sleep(0.05)
+    finally:
+        query.stop()
 
 
 def _is_remote() -> bool:

@@ -624,7 +624,7 @@ def test_config_errors_of_the_value_rule_checks_name_the_field() -> None:
         return info.value
 
     host_bits = error({"check": "ipv4-in-cidr-check", "columns": ["ip"], "cidr-blocks": ["10.0.0.1/8"]})
-    assert host_bits.field_path == "checks[0].cidr-blocks" and "'10.0.0.1/8'" in str(host_bits)
+    assert host_bits.field_path == "checks[0].cidr-blocks[0]" and "'10.0.0.1/8'" in str(host_bits)
     assert "exactly one of value" in str(error({"check": "equal-to-check", "columns": ["a"]}))
     assert "exactly one of value" in str(
         error({"check": "equal-to-check", "columns": ["a"], "value": 1, "expression": "b"})

@@ -41,6 +41,9 @@ def _five_rows(rows: int = 5) -> BatchAggregates:
 
 
 def test_row_verdicts_come_from_the_counts_alone() -> None:
+    before = (
+        SparkContext._active_spark_context
+    )  # None in `make test-fast`; the shared session's in `make test`
     decision = decide(_plan(min_count=3), _five_rows())
     assert (decision.total, decision.failed_records, decision.passed_records, decision.warning_records) == (
         5,
@@ -53,7 +56,7 @@ def test_row_verdicts_come_from_the_counts_alone() -> None:
     (aggregate,) = decision.aggregate_results
     assert (aggregate.check_id, aggregate.status) == ("enough", "passed")
     assert decision.breached == frozenset()
-    assert SparkContext._active_spark_context is None  # nothing above started a JVM
+    assert SparkContext._active_spark_context is before  # nothing above started a JVM
 
 
 def test_a_failed_fail_level_aggregate_fails_every_row_of_its_regime() -> None:
