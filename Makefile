@@ -75,6 +75,7 @@ bench-quick: $(STAMP) $(JARS)
 	$(PY) -m benchmarks.distributed --quick
 	$(PY) -m benchmarks.catalog --quick
 	$(PY) -m benchmarks.calendar --quick
+	$(PY) -m benchmarks.small_batches --quick
 
 clean:
 	rm -rf $(VENV) .demo .jars .pytest_cache .mypy_cache .ruff_cache
