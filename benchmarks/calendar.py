@@ -23,13 +23,11 @@ import json
 import os
 import shutil
 import statistics
-import time
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.distributed import cpu_seconds
-from benchmarks.harness import build_spark
+from benchmarks.harness import build_spark, interleaved_rounds
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "benchmarks" / ".work" / "calendar"
@@ -93,18 +91,9 @@ def measure(spark: Any, *, rows: int, batches: int, rounds: int, work: Path) -> 
     """Seconds and CPU seconds per batch of each variant, ``rounds`` interleaved rounds of ``batches``."""
     df = flights(spark, rows)
     pids = [os.getpid(), spark.sparkContext._jvm.ProcessHandle.current().pid()]
-    seen: dict[str, dict[str, list[float]]] = {v: {"seconds": [], "cpu": []} for v in VARIANTS}
-    for _ in range(rounds + 1):  # the first round warms up and is not counted
-        for variant in VARIANTS:
-            fn = gate(variant, work / variant)
-            fn(df, 0)  # the gate's first batch creates its tables
-            cpu, start = cpu_seconds(pids), time.perf_counter()
-            for batch in range(1, batches + 1):
-                fn(df, batch)
-            seen[variant]["seconds"].append((time.perf_counter() - start) / batches)
-            seen[variant]["cpu"].append((cpu_seconds(pids) - cpu) / batches)
-    for values in seen.values():
-        del values["seconds"][0], values["cpu"][0]
+    seen = interleaved_rounds(
+        VARIANTS, lambda v: gate(v, work / v), df, batches=batches, rounds=rounds, pids=pids
+    )
     df.unpersist()
     medians = {v: {k: statistics.median(x) for k, x in s.items()} for v, s in seen.items()}
     base = medians["none"]

@@ -12,7 +12,7 @@ import shutil
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,3 +154,32 @@ def run_stream(
     if counter is not None:
         counter.tags.clear()
     return StreamRun(seconds, len(seen), batch_seconds, per_batch)
+
+
+def interleaved_rounds(
+    variants: Sequence[str],
+    make_gate: Callable[[str], Any],
+    df: Any,
+    *,
+    batches: int,
+    rounds: int,
+    pids: Sequence[int],
+) -> dict[str, dict[str, list[float]]]:
+    """Seconds and CPU seconds per batch of each variant's gate over ``df``, in ``rounds`` rounds of
+    ``batches`` batches, the variants interleaved within each round. Each round builds the gates anew and
+    runs a first batch that creates their tables, not counted; the first round warms up and is dropped."""
+    from benchmarks.distributed import cpu_seconds
+
+    seen: dict[str, dict[str, list[float]]] = {v: {"seconds": [], "cpu": []} for v in variants}
+    for _ in range(rounds + 1):
+        for variant in variants:
+            fn = make_gate(variant)
+            fn(df, 0)
+            cpu, start = cpu_seconds(pids), time.perf_counter()
+            for batch in range(1, batches + 1):
+                fn(df, batch)
+            seen[variant]["seconds"].append((time.perf_counter() - start) / batches)
+            seen[variant]["cpu"].append((cpu_seconds(pids) - cpu) / batches)
+    for values in seen.values():
+        del values["seconds"][0], values["cpu"][0]
+    return seen

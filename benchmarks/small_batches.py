@@ -19,12 +19,12 @@ import json
 import os
 import shutil
 import statistics
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.distributed import build_spark, cpu_seconds
+from benchmarks.distributed import build_spark
+from benchmarks.harness import interleaved_rounds
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "benchmarks" / ".work" / "small-batches"
@@ -81,18 +81,9 @@ def measure(spark: Any, *, rows: int, batches: int, rounds: int, work: Path) -> 
     """Seconds and CPU seconds per batch of each variant, ``rounds`` interleaved rounds of ``batches``."""
     df = orders(spark, rows)
     pids = [os.getpid(), spark.sparkContext._jvm.ProcessHandle.current().pid()]
-    seen: dict[str, dict[str, list[float]]] = {v: {"seconds": [], "cpu": []} for v in VARIANTS}
-    for _ in range(rounds + 1):  # the first round warms up and is not counted
-        for variant in VARIANTS:
-            fn = gate(variant, work / variant)
-            fn(df, 0)  # the gate's first batch creates its tables
-            cpu, start = cpu_seconds(pids), time.perf_counter()
-            for batch in range(1, batches + 1):
-                fn(df, batch)
-            seen[variant]["seconds"].append((time.perf_counter() - start) / batches)
-            seen[variant]["cpu"].append((cpu_seconds(pids) - cpu) / batches)
-    for values in seen.values():
-        del values["seconds"][0], values["cpu"][0]
+    seen = interleaved_rounds(
+        VARIANTS, lambda v: gate(v, work / v), df, batches=batches, rounds=rounds, pids=pids
+    )
     df.unpersist()
     return {
         "rows": rows,
