@@ -33,6 +33,7 @@ from streaming_dq.core.modes import (
 from streaming_dq.core.scope import parse_duration
 from streaming_dq.maintenance import MaintenancePolicy
 from streaming_dq.profiles.event_time import time_zone
+from streaming_dq.tables.spark import DRIVER_COMMIT_ROWS
 
 # --- sections ------------------------------------------------------------------------------------------------
 
@@ -106,6 +107,13 @@ class TargetsSection(Section):
         description="driver: collect each batch to the driver and split it in Arrow (one Spark job); "
         "distributed: keep the rows on the executors (needs writer spark); auto: distributed when the "
         "writer is Spark's or the master is not local.",
+    )
+    driver_commit_rows: int = Field(
+        default=DRIVER_COMMIT_ROWS,
+        ge=0,
+        description="With Spark's writer: writes of at most this many rows (a small batch's pass and "
+        "quarantine rows, the results and metrics rows) are committed by delta-rs from the driver, where "
+        "delta-rs may write the table (local paths, protocols it fully supports); 0: every write through Spark.",
     )
 
     def paths(self) -> dict[str, str]:

@@ -57,6 +57,7 @@ from streaming_dq.sink.routers.base import Router
 from streaming_dq.sink.tracker import MetricsTracker
 from streaming_dq.sources import DEFAULT_MALFORMED_COLUMN
 from streaming_dq.tables import DeltaTarget, TableWriter
+from streaming_dq.tables.spark import DRIVER_COMMIT_ROWS
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -90,6 +91,9 @@ class QualityGate:
         routing: ``driver`` (collect each batch to the driver, split it in Arrow: one Spark job),
             ``distributed`` (keep the rows on the executors; needs Spark's Delta writer) or ``auto``
             (distributed when the writer is Spark's or the master is not local).
+        driver_commit_rows: With Spark's writer, writes of at most this many rows (a small batch's rows, the
+            results and metrics rows) are committed by delta-rs from the driver where it can write the table
+            (see :mod:`streaming_dq.tables.spark`); 0: every write through Spark.
         on_aggregate_failure: ``quarantine-batch`` (the batch's rows go to quarantine with the failed
             aggregate in ``_dq_errors``) or ``stop`` (raise :class:`GateFailedError` before writing).
         schema_drift: ``merge``, ``quarantine`` or ``stop``; None applies the default policy (merge added
@@ -147,6 +151,7 @@ class QualityGate:
         profiles: Sequence[Profile] = (),
         writer: WriterName | TableWriter = "auto",
         routing: Routing = "auto",
+        driver_commit_rows: int = DRIVER_COMMIT_ROWS,
         on_aggregate_failure: AggregateFailurePolicy = "quarantine-batch",
         schema_drift: DriftPolicy | None = None,
         malformed_column: str = DEFAULT_MALFORMED_COLUMN,
@@ -171,6 +176,7 @@ class QualityGate:
             profiles=profiles,
             writer=writer,
             routing=routing,
+            driver_commit_rows=driver_commit_rows,
             on_aggregate_failure=on_aggregate_failure,
             schema_drift=schema_drift,
             malformed_column=malformed_column,
@@ -454,7 +460,9 @@ class QualityGate:
     def writer_for(self, spark: SparkSession) -> TableWriter:
         """The writer back-end, chosen on first use (``auto``: spark when the Delta extension is loaded)."""
         if self._writer is None:
-            self._writer = choose_writer(self.options.writer, spark)
+            self._writer = choose_writer(
+                self.options.writer, spark, driver_commit_rows=self.options.driver_commit_rows
+            )
             logger.info("gate %r writes with %s", self.name, self._writer.name)
         if self.tracker is not None:
             self.tracker.use_writer(self._writer)

@@ -30,6 +30,7 @@ from streaming_dq.profiles.event_time import time_zone
 from streaming_dq.profiles.public_holidays import expand_profiles
 from streaming_dq.sources import DEFAULT_MALFORMED_COLUMN
 from streaming_dq.tables import DeltaTarget, TableWriter
+from streaming_dq.tables.spark import DRIVER_COMMIT_ROWS
 
 if TYPE_CHECKING:
     from streaming_dq.config.gate_config import GateConfig
@@ -54,6 +55,7 @@ class GateOptions:
     profiles: tuple[Profile, ...]
     writer: WriterName | TableWriter
     routing: Routing
+    driver_commit_rows: int
     on_aggregate_failure: AggregateFailurePolicy
     schema_drift: DriftPolicy | None
     malformed_column: str
@@ -78,6 +80,7 @@ class GateOptions:
         profiles: Sequence[Profile] = (),
         writer: WriterName | TableWriter = "auto",
         routing: Routing = "auto",
+        driver_commit_rows: int = DRIVER_COMMIT_ROWS,
         on_aggregate_failure: AggregateFailurePolicy = "quarantine-batch",
         schema_drift: DriftPolicy | None = None,
         malformed_column: str = DEFAULT_MALFORMED_COLUMN,
@@ -95,6 +98,15 @@ class GateOptions:
         """
         if not name or not isinstance(name, str):
             raise ConfigError("the gate needs a non-empty name", field_path="gate.name")
+        if (
+            isinstance(driver_commit_rows, bool)
+            or not isinstance(driver_commit_rows, int)
+            or driver_commit_rows < 0
+        ):
+            raise ConfigError(
+                f"driver-commit-rows must be a whole number >= 0, not {driver_commit_rows!r}",
+                field_path="targets.driver-commit-rows",
+            )
         targets: dict[TargetRole, DeltaTarget] = {
             "pass": DeltaTarget.of(pass_table),
             "quarantine": DeltaTarget.of(quarantine_table),
@@ -113,6 +125,7 @@ class GateOptions:
             if isinstance(writer, TableWriter)
             else choice(writer, WriterName, "targets.writer"),
             routing=choice(routing, Routing, "targets.routing"),
+            driver_commit_rows=driver_commit_rows,
             on_aggregate_failure=choice(on_aggregate_failure, AggregateFailurePolicy, "on-aggregate-failure"),
             schema_drift=None if schema_drift is None else choice(schema_drift, DriftPolicy, "schema-drift"),
             malformed_column=malformed_column,
@@ -139,6 +152,7 @@ class GateOptions:
             profiles=c.profile_objects() if profiles is None else profiles,
             writer=c.targets.writer,
             routing=c.targets.routing,
+            driver_commit_rows=c.targets.driver_commit_rows,
             on_aggregate_failure=c.on_aggregate_failure,
             schema_drift=c.schema_drift,
             malformed_column=c.source.malformed_column,

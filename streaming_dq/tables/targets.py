@@ -57,6 +57,17 @@ class DeltaTarget:
         return self.uri
 
 
+def is_local_uri(uri: str) -> bool:
+    """Whether ``uri`` names a table on this machine's file system (a path or a ``file:`` URI).
+
+    Example:
+        >>> is_local_uri("/data/orders"), is_local_uri("file:///data/orders"), is_local_uri("s3://lake/orders")
+        (True, True, False)
+    """
+    scheme, sep, _ = uri.partition("://")
+    return not sep or scheme.lower() == "file"
+
+
 #: The Delta property that bounds how young a file a vacuum may delete, and Delta's default for it.
 RETENTION_PROPERTY = "delta.deletedFileRetentionDuration"
 DEFAULT_RETENTION = timedelta(days=7)

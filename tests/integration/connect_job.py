@@ -41,6 +41,7 @@ def stream(spark: SparkSession, base: Path, routing: str, k: int) -> None:
         results_table=str(base / "results"),
         writer="spark" if routing == "distributed" else "delta-rs",
         routing=routing,
+        driver_commit_rows=0,  # the Spark router's own path; small batches on the driver are the other's
     )
     source = (
         spark.readStream.schema("id BIGINT").option("maxFilesPerTrigger", "1").json(str(base / f"landing{k}"))

@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--writer", choices=["delta-rs", "spark"], default="delta-rs")
     parser.add_argument("--routing", choices=["auto", "driver", "distributed"], default="auto")
+    parser.add_argument("--driver-commit-rows", type=int, default=0, help="0: every write through Spark")
     parser.add_argument("--format", choices=["json", "parquet"], default="json")
     parser.add_argument("--conf", action="append", default=[], help="key=value")
     parser.add_argument("--maintain-every", type=int, default=None, help="maintenance every N batches")
@@ -68,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         results_table=str(out / "results"),
         writer=args.writer,
         routing=args.routing,
+        driver_commit_rows=args.driver_commit_rows,
         on_batch=report,
         maintenance=MaintenancePolicy(every_batches=args.maintain_every) if args.maintain_every else None,
     )

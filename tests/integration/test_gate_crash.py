@@ -39,18 +39,22 @@ PROGRESS_WAIT_SECONDS = 180  # per kill: JVM start plus one committed batch
 
 
 def write_landing(landing: Path, files: int = FILES) -> tuple[set[int], set[int]]:
-    """Landing files of distinct ids; every 7th row lacks its amount (quarantined)."""
+    """Landing files of distinct ids, ``ROWS_PER_FILE`` rows in even files and 5 more in odd ones; every 7th
+    row lacks its amount (quarantined)."""
     landing.mkdir()
     failing: set[int] = set()
+    first = 0
     for f in range(files):
         lines = []
-        for i in range(f * ROWS_PER_FILE, (f + 1) * ROWS_PER_FILE):
+        size = ROWS_PER_FILE + (5 if f % 2 else 0)
+        first, ids = first + size, range(first, first + size)
+        for i in ids:
             amount = None if i % 7 == 0 else float(i)
             if amount is None:
                 failing.add(i)
             lines.append(json.dumps({"id": i, "amount": amount, "ts": "2025-03-01T00:00:00Z"}))
         (landing / f"part-{f:03d}.json").write_text("\n".join(lines) + "\n")
-    return set(range(files * ROWS_PER_FILE)), failing
+    return set(range(first)), failing
 
 
 @contextlib.contextmanager
@@ -137,9 +141,10 @@ def read_ids(path: Path) -> Counter[int]:
 def test_sigkill_at_random_points_then_restart_keeps_every_row_exactly_once(
     tmp_path, request, where, files, kills
 ):
-    """Locally with delta-rs and the driver router; on a standalone cluster with Spark's Delta writer and the Spark router (the driver
-    killed, its executors released by the master, a new driver on the same checkpoint; fewer files there: a
-    batch costs ~9 cluster jobs)."""
+    """Locally with delta-rs and the driver router; on a standalone cluster with Spark's Delta writer and the
+    Spark router, batches of 20 rows on the driver and of 25 on the executors (the driver killed, its
+    executors released by the master, a new driver on the same checkpoint; fewer files there: a large batch
+    costs ~9 cluster jobs)."""
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
     landing, out, log = tmp_path / "landing", tmp_path / "out", tmp_path / "job.log"
@@ -147,7 +152,10 @@ def test_sigkill_at_random_points_then_restart_keeps_every_row_exactly_once(
     options: tuple[str, ...] = ("--maintain-every", str(MAINTAIN_EVERY))
     if where == "cluster-spark-writer":
         cluster = request.getfixturevalue("cluster_url")
+        # batches of 20 rows are validated and committed on the driver (delta-rs), those of 25 by the
+        # executors (Spark's writer): both writers commit to the same tables across the kills
         options = ("--master", cluster, "--writer", "spark", "--routing", "distributed")
+        options += ("--driver-commit-rows", str(ROWS_PER_FILE))
     else:  # the first kill lands inside the gate's own maintenance (compaction between batches); retried
         # when the run finished before the kill (it takes a fraction of a second), which is rare
         for _ in range(3):
@@ -175,6 +183,10 @@ def test_sigkill_at_random_points_then_restart_keeps_every_row_exactly_once(
     assert passed + quarantined == Counter(everything), context  # each id once, nothing lost
     assert set(quarantined) == failing, context
     assert 0 < killed_at < batches_committed(out), context  # the kills landed mid-stream
+    if where == "cluster-spark-writer":  # both writers committed batches to the same tables
+        from tests.spark.test_gate_support import batch_writers
+
+        assert set(batch_writers(out / "pass").values()) == {"delta-rs", "Apache-Spark"}, context
     if where == "local-delta-rs":  # the maintenance went on after the kills: the tables stay compact
         from deltalake import DeltaTable
 

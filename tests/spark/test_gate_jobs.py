@@ -119,7 +119,7 @@ def test_the_spark_router_runs_three_jobs_over_the_batch_whatever_the_number_of_
     for tag, checks in (("one", ONE_CHECK), ("twenty", TWENTY_CHECKS)):
         run_in_job_groups(
             spark, tmp_path, checks, f"spark-{tag}", writer="spark", routing="distributed",
-            metrics_table=str(tmp_path / f"spark-{tag}" / "metrics"),
+            metrics_table=str(tmp_path / f"spark-{tag}" / "metrics"), driver_commit_rows=0,
         )  # fmt: skip
         per_batch[tag] = []
         for b in range(2):
@@ -147,7 +147,9 @@ def test_the_spark_router_keeps_its_three_jobs_with_adaptive_execution_on(spark,
     before = spark.conf.get("spark.sql.adaptive.enabled")
     spark.conf.set("spark.sql.adaptive.enabled", "true")
     try:
-        run_in_job_groups(spark, tmp_path, TWENTY_CHECKS, "aqe", writer="spark", routing="distributed")
+        run_in_job_groups(
+            spark, tmp_path, TWENTY_CHECKS, "aqe", writer="spark", routing="distributed", driver_commit_rows=0
+        )
         assert spark.conf.get("spark.sql.adaptive.enabled") == "true"
     finally:
         spark.conf.set("spark.sql.adaptive.enabled", before)
@@ -158,6 +160,23 @@ def test_the_spark_router_keeps_its_three_jobs_with_adaptive_execution_on(spark,
             if (m := PHASE.match(d)) and not m.group(1)
         ]
         assert [p for p in phases if p in OVER_THE_BATCH] == list(OVER_THE_BATCH), phases
+
+
+def test_a_small_batch_on_sparks_writer_runs_one_job_and_no_delta_job(spark, tmp_path):
+    """Batches of at most ``driver_commit_rows`` rows are collected in one job (adaptive execution on, as the
+    session has it) and all four tables committed by delta-rs: none of the jobs Spark's Delta writer runs
+    for each commit (the write and the snapshot of the log)."""
+    before = spark.conf.get("spark.sql.adaptive.enabled")
+    spark.conf.set("spark.sql.adaptive.enabled", "true")
+    try:
+        run_in_job_groups(
+            spark, tmp_path, TWENTY_CHECKS, "small", writer="spark", routing="distributed",
+            metrics_table=str(tmp_path / "small" / "metrics"),
+        )  # fmt: skip
+    finally:
+        spark.conf.set("spark.sql.adaptive.enabled", before)
+    for b in range(2):
+        assert job_descriptions(spark, f"small-{b}") == [f"streaming_dq orders batch {b}: collect"]
 
 
 def test_the_checks_columns_are_built_once_per_input_schema_not_per_batch(spark, tmp_path):
@@ -192,7 +211,9 @@ def test_a_direct_call_never_turns_adaptive_execution_off_in_the_callers_session
     Spark router leaves AQE as it is there (a thread reading the setting throughout never sees it off)."""
     import threading
 
-    gate = make_gate(tmp_path, TWENTY_CHECKS, event_time="ts", writer="spark", routing="distributed")
+    gate = make_gate(
+        tmp_path, TWENTY_CHECKS, event_time="ts", writer="spark", routing="distributed", driver_commit_rows=0
+    )
     batch = spark.read.schema(SCHEMA).json(str(land(tmp_path / "in", "a", [row(1), row(2), row(3)])))
     gate.ensure_tables(batch.schema, spark)
     before = spark.conf.get("spark.sql.adaptive.enabled")

@@ -125,3 +125,16 @@ def _json_id(raw: str) -> Any:
 
 def utc(*args: int) -> datetime:
     return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
+
+
+def batch_writers(table: Path) -> dict[int, str]:
+    """Which engine committed each batch to a Delta table, from its log: the version of each commit's app
+    transaction -> ``delta-rs`` or ``Apache-Spark`` (the product part of the commit's ``engineInfo``)."""
+    found: dict[int, str] = {}
+    for log in sorted((table / "_delta_log").glob("*.json")):
+        actions = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+        engine = next(a["commitInfo"].get("engineInfo", "") for a in actions if "commitInfo" in a)
+        for action in actions:
+            if "txn" in action:
+                found[int(action["txn"]["version"])] = engine.split("/")[0].split(":")[0]
+    return found

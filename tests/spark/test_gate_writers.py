@@ -25,11 +25,13 @@ pytestmark = pytest.mark.spark
 SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("ts", pa.timestamp("us", tz="UTC"))])
 
 
-@pytest.fixture(params=["delta-rs", "spark"])
+@pytest.fixture(params=["delta-rs", "spark", "spark+delta-rs"])
 def writer(request: Any, spark: Any) -> TableWriter:
-    if request.param == "spark":
+    """Each back-end; ``spark+delta-rs`` is Spark's writer committing small appends with delta-rs (the
+    default), ``spark`` commits every append through Spark."""
+    if request.param.startswith("spark"):
         assert has_delta_extension(spark), "the test session loads delta-spark (tests/conftest.py)"
-        return SparkDeltaWriter(spark)
+        return SparkDeltaWriter(spark, driver_commit_rows=0 if request.param == "spark" else 1000)
     return DeltaRsWriter()
 
 

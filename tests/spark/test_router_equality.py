@@ -179,12 +179,15 @@ def rows_of(path: Path, drop: tuple[str, ...] = ()) -> list[Any]:
 def test_both_routers_write_the_same_tables(spark: Any, tmp_path_factory: Any, batches, drift_kind, drift_at):
     base = tmp_path_factory.mktemp("routers")
     driver = gate(base / "driver", writer="delta-rs", routing="driver")
-    spark_gate = gate(base / "spark", writer="spark", routing="distributed")
+    spark_gate = gate(base / "spark", writer="spark", routing="distributed", driver_commit_rows=0)
+    # batches and writes of at most 3 rows on the driver and by delta-rs, larger ones by Spark: mixed
+    mixed = gate(base / "mixed", writer="spark", routing="distributed", driver_commit_rows=3)
     for batch_id, rows in enumerate(batches):
         kind = drift_kind if batch_id == drift_at else None
         df = frame(spark, rows, kind)
         driver(df, batch_id)
         spark_gate(df, batch_id)
+        mixed(df, batch_id)
     assert driver.router_for(spark).name == "driver" and spark_gate.router_for(spark).name == "distributed"
     for table, drop in [
         ("pass", ()),
@@ -194,6 +197,7 @@ def test_both_routers_write_the_same_tables(spark: Any, tmp_path_factory: Any, b
     ]:
         by_driver, by_spark = rows_of(base / "driver" / table, drop), rows_of(base / "spark" / table, drop)
         assert by_driver == by_spark, table
+        assert rows_of(base / "mixed" / table, drop) == by_driver, table
     assert len(rows_of(base / "driver" / "pass")) + len(rows_of(base / "driver" / "quarantine")) == sum(
         len(b) for b in batches
     )

@@ -15,6 +15,7 @@ from streaming_dq.sink.routers.base import Router
 from streaming_dq.sink.routers.driver import DriverRouter
 from streaming_dq.sink.routers.spark import SparkRouter
 from streaming_dq.tables import DeltaRsWriter, SparkDeltaWriter, TableWriter, has_delta_extension
+from streaming_dq.tables.spark import DRIVER_COMMIT_ROWS
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -22,15 +23,19 @@ if TYPE_CHECKING:
 __all__ = ["DriverRouter", "SparkRouter", "choose_router", "choose_writer"]
 
 
-def choose_writer(writer: WriterName | TableWriter, spark: SparkSession) -> TableWriter:
+def choose_writer(
+    writer: WriterName | TableWriter, spark: SparkSession, *, driver_commit_rows: int = DRIVER_COMMIT_ROWS
+) -> TableWriter:
     """The Delta writer named ``writer`` (``auto``: Spark's when the session loads the Delta extension), or the
-    writer given."""
+    writer given; Spark's commits writes of at most ``driver_commit_rows`` rows with delta-rs where it can."""
     if isinstance(writer, TableWriter):
         return writer
     name = writer
     if name == "auto":
         name = "spark" if has_delta_extension(spark) else "delta-rs"
-    return SparkDeltaWriter(spark) if name == "spark" else DeltaRsWriter()
+    if name == "spark":
+        return SparkDeltaWriter(spark, driver_commit_rows=driver_commit_rows)
+    return DeltaRsWriter()
 
 
 def choose_router(routing: Routing, writer: TableWriter, spark: SparkSession) -> Router:
@@ -56,4 +61,5 @@ def choose_router(routing: Routing, writer: TableWriter, spark: SparkSession) ->
             "to collect every batch to the driver on purpose",
             field_path="targets.routing",
         )
-    return SparkRouter()
+    assert isinstance(writer, SparkDeltaWriter)
+    return SparkRouter(small_batch_rows=writer.driver_commit_rows)

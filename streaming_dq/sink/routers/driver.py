@@ -83,6 +83,21 @@ class DriverRouter(Router):
         states = _window_states(plan, collected) if windows else None
         return _DriverBatch(plan, job, collected, decision, list(df.columns), states)
 
+    def validate_small(
+        self, plan: ValidationPlan, df: DataFrame, job: BatchJob, at_most: int
+    ) -> ValidatedBatch | None:
+        """:meth:`validate` a batch of at most ``at_most`` rows; None for a larger one (its first
+        ``at_most + 1`` rows were read and are dropped: the caller validates the batch its own way).
+
+        The limit does not change what is computed for a batch under it: every row flows through the
+        collection and its observed aggregates.
+        """
+        batch = self.validate(plan, df.limit(at_most + 1), job)
+        if batch.decision.total > at_most:
+            batch.close()
+            return None
+        return batch
+
     def quarantine_whole(
         self,
         df: DataFrame,

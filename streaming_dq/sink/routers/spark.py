@@ -15,6 +15,11 @@ That is three jobs over the batch for any number of observable checks (classic a
 groupBy, join or distinct of their own, add one each; Delta's own log and commit jobs are apart). Values that
 must not differ between the two writes (the validation time, the batch id) are driver literals.
 
+A small batch (at most ``small_batch_rows`` rows, the writer's ``driver_commit_rows``) is cheaper on the
+driver: a commit through Spark's writer costs four jobs however few its rows. While the previous batch was
+that small, the router hands the batch to the driver router, limited to ``small_batch_rows + 1`` rows: one
+job, then delta-rs commits (:mod:`streaming_dq.tables.spark`). A batch found larger is validated as above.
+
 Why persist rather than ``localCheckpoint``: both keep the two writes from recomputing the source and the
 flags. A persisted partition lost with its executor is recomputed from the batch's lineage (a micro-batch
 re-reads the same offsets and files, and the checks are deterministic), so the batch goes on; a local
@@ -49,6 +54,7 @@ from streaming_dq.sink.routers.base import (
     drift_kept_columns,
     drift_raw_column,
 )
+from streaming_dq.sink.routers.driver import DriverRouter
 from streaming_dq.sink.schemas import (
     BATCH_ID_COLUMN,
     ERRORS_COLUMN,
@@ -83,9 +89,23 @@ class SparkRouter(Router):
 
     name = "distributed"
 
-    def __init__(self) -> None:
+    def __init__(self, *, small_batch_rows: int = 0) -> None:
         # Projections onto a table's schema, built once per (batch columns, table schema) through py4j.
         self._projections: dict[tuple[object, ...], list[Column]] = {}
+        self.small_batch_rows = small_batch_rows
+        self._small = DriverRouter() if small_batch_rows > 0 else None
+        self._last_rows: int | None = None  # the previous batch's rows (None: no batch yet)
+
+    def _validate_small(self, plan: ValidationPlan, df: DataFrame, job: BatchJob) -> ValidatedBatch | None:
+        """The batch validated by the driver router when it has at most ``small_batch_rows`` rows.
+
+        Tried while the previous batch was that small: a stream's batches are mostly like the one before, and
+        a batch found too large costs one read of ``small_batch_rows + 1`` rows before the Spark path.
+        """
+        if self._small is None or (self._last_rows is not None and self._last_rows > self.small_batch_rows):
+            return None
+        with _one_job(df.sparkSession):  # the limit's exchange is a stage of the one job, not a job
+            return self._small.validate_small(plan, df, job, self.small_batch_rows)
 
     def conformed(self, frame: DataFrame, schema: pa.Schema, *, keep_extra: bool) -> DataFrame:
         """``conform_frame``, its Columns reused across batches of the same shape."""
@@ -95,8 +115,14 @@ class SparkRouter(Router):
         return frame.select(*self._projections[key])
 
     def validate(self, plan: ValidationPlan, df: DataFrame, job: BatchJob) -> ValidatedBatch:
+        """One aggregation job over the persisted batch; a small batch (see ``small_batch_rows``) is validated
+        and split on the driver instead, its rows committed like the gate's own small tables."""
         from pyspark import StorageLevel
 
+        small = self._validate_small(plan, df, job)
+        if small is not None:
+            self._last_rows = small.decision.total
+            return small
         try:
             annotated = plan.annotate(df)
         except CheckEvaluationError as exc:
@@ -115,6 +141,7 @@ class SparkRouter(Router):
         except BaseException:
             annotated.unpersist()
             raise
+        self._last_rows = decision.total
         return _SparkBatch(self, plan, job, annotated, decision, list(df.columns), aggregates.windows)
 
     def quarantine_whole(
@@ -135,11 +162,11 @@ class SparkRouter(Router):
             error = F.array(_error_struct(DRIFT_ERROR.check, DRIFT_ERROR.check_id, DRIFT_ERROR.severity))
             frame = df.select(*kept, error.alias(ERRORS_COLUMN), *_stamps(job), raw.alias(RAW_COLUMN))
             quarantined = self.conformed(frame, quarantine_schema(job.table_schema), keep_extra=True)
+            n = int(stats["n"])
             _append_empty(spark_writer, pending, job)
-            _append(spark_writer, pending, "quarantine", quarantined, job, merge=True)
+            _append(spark_writer, pending, "quarantine", quarantined, job, merge=True, rows=n)
         finally:
             df.unpersist()
-        n = int(stats["n"])
         return RoutedBatch(
             rows_in=n,
             rows_passed=0,
@@ -174,7 +201,7 @@ class _SparkBatch(ValidatedBatch):
         if "pass" in pending:
             passed = self._annotated.filter(~failed).select(*inputs)
             frame = self._router.conformed(passed, job.table_schema, keep_extra=job.merge)
-            _append(spark_writer, pending, "pass", frame, job, merge=job.merge)
+            _append(spark_writer, pending, "pass", frame, job, merge=job.merge, rows=decision.passed_records)
         if "quarantine" in pending:
             raw = F.col(f"`{job.malformed}`") if job.malformed else F.lit(None).cast("string")
             quarantined = self._annotated.filter(failed).select(
@@ -184,7 +211,8 @@ class _SparkBatch(ValidatedBatch):
                 raw.alias(RAW_COLUMN),
             )
             frame = self._router.conformed(quarantined, quarantine_schema(job.table_schema), keep_extra=True)
-            _append(spark_writer, pending, "quarantine", frame, job, merge=True)
+            rows = decision.failed_records
+            _append(spark_writer, pending, "quarantine", frame, job, merge=True, rows=rows)
         return RoutedBatch.decided(
             self.plan,
             decision,
@@ -212,11 +240,13 @@ def _append(
     job: BatchJob,
     *,
     merge: bool,
+    rows: int,
 ) -> None:
+    """Append ``frame`` (``rows`` rows, known from the aggregation) to the role's table if it is pending."""
     target = pending.get(role)
     if target is not None:
         with writing(target, job.ctx.batch_id), job.described(writer.spark, f"write {role}"):
-            writer.append_frame(target, frame, job.txn, merge_schema=merge)
+            writer.append_frame(target, frame, job.txn, merge_schema=merge, rows=rows)
 
 
 def _append_empty(writer: SparkDeltaWriter, pending: Mapping[TargetRole, DeltaTarget], job: BatchJob) -> None:
