@@ -46,3 +46,30 @@ def in_order(files: list[str]) -> None:
     base = time.time() - 3600
     for i, name in enumerate(sorted(files)):
         os.utime(name, (base + i, base + i))
+
+
+def make_orders_jobs(tmp_path: Path, names: list[str], *, batches: int, rows: int) -> list[tuple[Path, dict]]:
+    """One orders job per name, each in a folder of its own (its own data, checkpoint and tables), the gate
+    named after it; every metrics endpoint on port 0 (one free port when they run together)."""
+    jobs = []
+    for i, name in enumerate(names):
+        folder = tmp_path / name
+        folder.mkdir()
+        config, summary = make_orders_job(folder, batches=batches, rows=rows, seed=5 + i)
+        text = config.read_text(encoding="utf-8")
+        assert "  name: orders\n" in text
+        config.write_text(text.replace("  name: orders\n", f"  name: {name}\n", 1), encoding="utf-8")
+        jobs.append((config, summary))
+    return jobs
+
+
+def order_ids(table: Path) -> list[str]:
+    """The order ids in a pass or quarantine table (a malformed record's from its raw JSON, else its text)."""
+    from streaming_dq.tables import read_table
+
+    t = read_table(str(table))
+    raws = t.column("_dq_raw").to_pylist() if "_dq_raw" in t.column_names else [None] * t.num_rows
+    out = []
+    for oid, raw in zip(t.column("order_id").to_pylist(), raws, strict=True):
+        out.append(oid if oid is not None else f"raw:{raw}")
+    return out

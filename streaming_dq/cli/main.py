@@ -7,7 +7,6 @@ config or path error, 130 stopped by Ctrl-C (143 by SIGTERM). Heavy imports (pys
 
 from __future__ import annotations
 
-import signal
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -17,10 +16,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from streaming_dq.cli import validating
+from streaming_dq.cli import running, validating
 from streaming_dq.cli.common import (
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_USAGE,
     ConfigArg,
     JsonOption,
@@ -29,13 +26,10 @@ from streaming_dq.cli.common import (
     fail_config,
     problems_of,
 )
-from streaming_dq.cli.progress import batch_line, end_line, start_line, window_lines
 from streaming_dq.exceptions import ConfigError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from streaming_dq.core.outcome import BatchOutcome, WindowOutcome
+    pass
 
 app = typer.Typer(
     name="streaming-dq",
@@ -75,108 +69,7 @@ app.command()(validating.schema)
 # --- run ----------------------------------------------------------------------------------------------------
 
 
-@app.command()
-def run(
-    config: ConfigArg,
-    available_now: Annotated[
-        bool,
-        typer.Option(
-            "--available-now",
-            "--until-idle",
-            metavar="",
-            help="Drain what the source holds, then stop (overrides a processing-time trigger).",
-        ),
-    ] = False,
-    timeout: Annotated[
-        float | None, typer.Option("--timeout", min=0, help="Stop the stream after this many seconds.")
-    ] = None,
-    close_windows: Annotated[
-        bool | None,
-        typer.Option(
-            "--close-windows/--keep-windows-open",
-            help="When an available-now run has drained its input, judge the event-time windows still open "
-            "(default: gate.close-windows).",
-        ),
-    ] = None,
-) -> None:
-    """Run a gate job: source stream, gate, Delta targets, /metrics when configured.
-
-    Prints one line per micro-batch. An available-now job ends when the source is drained; a processing-time
-    job runs until Ctrl-C / SIGTERM (or --timeout). With --close-windows a drained run ends by judging the
-    windows still open (a backfill's last day), once. Exit 0, 1 if the stream failed, 2 on a config error or
-    a taken metrics port.
-    """
-    from streaming_dq.config.fields import Trigger
-    from streaming_dq.config.loader import load_gate_config
-    from streaming_dq.exceptions import (
-        CheckEvaluationError,
-        ExporterError,
-        JarFetchError,
-        MissingReferenceDatasetError,
-    )
-    from streaming_dq.runtime.job import GateJob
-
-    out, err = console(), console(stderr=True)
-    try:
-        loaded = load_gate_config(config)
-    except ConfigError as exc:
-        raise fail_config(problems_of(exc), as_json=False) from None
-    if available_now:
-        loaded = loaded.with_trigger(Trigger())
-    tz = loaded.gate.timezone
-
-    def print_batch(outcome: BatchOutcome) -> None:
-        for line in (batch_line(outcome), *window_lines(outcome.windows, tz)):
-            out.print(line)
-        if outcome.maintenance is not None:
-            for table in outcome.maintenance.tables:
-                out.print(escape(f"  maintenance {table.line()}"), style="red" if table.error else "dim")
-
-    def print_closed(windows: Sequence[WindowOutcome]) -> None:
-        out.print(f"end of input: {len(windows)} window verdict(s) for the windows still open")
-        for line in window_lines(windows, tz):
-            out.print(line)
-
-    job = GateJob(
-        loaded,
-        on_batch=print_batch,
-        on_started=lambda url: out.print(escape(start_line(loaded, url))),
-        handle_signals=True,
-        close_windows=close_windows,
-        on_windows_closed=print_closed,
-    )
-    try:
-        job.check_paths()  # before saying that Spark starts
-    except ConfigError as exc:
-        raise fail_config(problems_of(exc), as_json=False) from None
-    where = (
-        f"Spark Connect at {loaded.spark.remote}" if loaded.spark.remote else f"Spark ({loaded.spark.master})"
-    )
-    out.print(
-        escape(f"starting {where}, then the stream; the first batch also plans the checks"), style="dim"
-    )
-    try:
-        totals = job.run(timeout=timeout)
-    except ConfigError as exc:
-        raise fail_config(problems_of(exc), as_json=False) from None
-    except (ExporterError, CheckEvaluationError, MissingReferenceDatasetError, JarFetchError) as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(EXIT_USAGE) from None
-    except KeyboardInterrupt:
-        err.print(
-            "interrupted: committed batches are in the tables; the next run resumes from the checkpoint"
-        )
-        raise typer.Exit(EXIT_INTERRUPTED) from None
-    out.print(escape(end_line(loaded, totals)))
-    if totals.interrupted is not None:
-        name = signal.Signals(totals.interrupted).name
-        err.print(
-            f"stopped by {name}: committed batches are in the tables; the next run resumes from the checkpoint"
-        )
-        raise typer.Exit(128 + totals.interrupted)
-    if totals.failed:
-        err.print(f"[red]the stream failed:[/] {escape(totals.error or 'unknown error')}")
-        raise typer.Exit(EXIT_FAILED)
+app.command()(running.run)
 
 
 # --- check --------------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from streaming_dq.config.gate_config import GateConfig
     from streaming_dq.core.outcome import BatchOutcome, WindowOutcome
-    from streaming_dq.runtime.job import JobTotals
+    from streaming_dq.runtime.fleet import JobTotals
 
 __all__ = ["anomaly_text", "batch_line", "end_line", "start_line", "window_lines"]
 

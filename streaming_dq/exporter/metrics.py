@@ -71,9 +71,12 @@ class GateMetrics:
         profiles: The configured profile names; ``streaming_dq_profile_active`` starts at 0 for each.
         clock: Returns the current Unix time; used for the event-time lag, the start time and commits
             whose outcome carries no ``committed_at``.
+        alongside: The ``GateMetrics`` of another gate already on ``registry``: this gate's series join its
+            metric families (several gates, one ``/metrics``, told apart by the ``gate`` label).
 
     Raises:
-        ValueError: ``registry`` already carries the gate metrics (one ``GateMetrics`` per registry).
+        ValueError: ``registry`` already carries the gate metrics and ``alongside`` is not given.
+        ConfigError: ``alongside`` is on another registry, or is of a gate with the same name.
 
     Example:
         >>> from prometheus_client import CollectorRegistry
@@ -94,14 +97,23 @@ class GateMetrics:
         checks: Sequence[CheckLabels | tuple[str, str, str]] = (),
         profiles: Sequence[str] = (),
         clock: Callable[[], float] = time.time,
+        alongside: GateMetrics | None = None,
     ) -> None:
         self.gate = gate
+        self.registry = registry
         self._clock = clock
         self._lock = threading.Lock()
         self._max_event_time: float | None = None
         self._profiles: set[str] = set()
-        self._i = build_instruments()
-        registry.register(InstrumentCollector(self._i.all()))
+        if alongside is None:
+            self._i = build_instruments()
+            registry.register(InstrumentCollector(self._i.all()))
+        elif alongside.registry is not registry:
+            raise ConfigError(f"the metrics of gate {gate!r} and of {alongside.gate!r} are on two registries")
+        elif alongside.gate == gate:
+            raise ConfigError(f"two gates named {gate!r} on one metrics registry")
+        else:
+            self._i = alongside._i
         self._create_gate_series()
         for check in checks:
             self._create_check_series(CheckLabels(*check))

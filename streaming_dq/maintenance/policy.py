@@ -39,6 +39,9 @@ class MaintenancePolicy:
             than the table's ``delta.deletedFileRetentionDuration``).
         vacuum_dry_run: List what a vacuum would delete instead of deleting it.
         roll_up_after: Fold metrics-table rows older than this into one row per key (None: never).
+        phase: Where in its period the schedule starts, in [0, 1): the first run comes after ``1 - phase``
+            of ``every_batches`` / ``every``, the next ones a full period apart. Gates sharing a driver get
+            evenly spread phases, so their maintenance runs do not all fall on the same batch.
 
     Example:
         >>> MaintenancePolicy(every_batches=500).due(batches=500, seconds=0.0)
@@ -55,8 +58,13 @@ class MaintenancePolicy:
     vacuum_dry_run: bool = False
     roll_up_after: timedelta | None = None
     log_retention: timedelta | None = None
+    phase: float = 0.0
 
     def __post_init__(self) -> None:
+        if not 0.0 <= self.phase < 1.0:
+            raise ConfigError(
+                f"the schedule's phase must be in [0, 1), not {self.phase}", field_path="maintenance"
+            )
         if self.every_batches is not None and self.every_batches < 1:
             raise ConfigError("must be at least 1 batch", field_path="maintenance.every")
         if self.every is not None and self.every <= timedelta(0):
@@ -76,6 +84,12 @@ class MaintenancePolicy:
     def scheduled(self) -> bool:
         """Whether the gate runs it by itself (``every`` given)."""
         return self.every_batches is not None or self.every is not None
+
+    def head_start(self) -> tuple[int, float]:
+        """The batches and seconds the schedule counts as already gone by at the start (its ``phase``)."""
+        batches = int(self.phase * self.every_batches) if self.every_batches is not None else 0
+        seconds = self.phase * self.every.total_seconds() if self.every is not None else 0.0
+        return batches, seconds
 
     def due(self, *, batches: int, seconds: float) -> bool:
         """Whether a run is due after ``batches`` committed batches and ``seconds`` since the last run."""

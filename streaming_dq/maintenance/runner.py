@@ -157,8 +157,9 @@ class Maintainer:
     def __init__(self, policy: MaintenancePolicy, *, clock: Callable[[], float] | None = None) -> None:
         self.policy = policy
         self._clock = clock or time.monotonic
-        self.batches = 0
-        self.last_run = self._clock()
+        batches, seconds = policy.head_start()  # the first period is shortened by the policy's phase
+        self.batches = batches
+        self.last_run = self._clock() - seconds
         self.last_report: MaintenanceReport | None = None
 
     def committed(self) -> bool:

@@ -198,6 +198,7 @@ class QualityGate:
         profiles: Sequence[Profile] | None = None,
         on_batch: Callable[[BatchOutcome], None] | None = None,
         metrics: OutcomeRecorder | None = None,
+        maintenance_phase: float = 0.0,
     ) -> QualityGate:
         """The gate a gate config file describes (``streaming-dq run`` builds its gate here).
 
@@ -207,6 +208,8 @@ class QualityGate:
             profiles: Its profiles, likewise.
             on_batch: Called with each batch's outcome after its commits.
             metrics: Gets each batch's outcome (e.g. the exporter's ``GateMetrics``).
+            maintenance_phase: Where its maintenance schedule starts in its period (``MaintenancePolicy.phase``;
+                gates sharing a driver spread theirs).
         """
         from streaming_dq.sources import source_decoder
 
@@ -215,8 +218,11 @@ class QualityGate:
             name: ReferenceSpec(r.format, r.path, r.schema_, dict(r.options), r.refresh_seconds)
             for name, r in config.reference_datasets.items()
         }
+        options = GateOptions.from_config(config, profiles=profiles)
+        if options.maintenance is not None and maintenance_phase:
+            options = replace(options, maintenance=replace(options.maintenance, phase=maintenance_phase))
         gate._conduct(
-            GateOptions.from_config(config, profiles=profiles),
+            options,
             check_set if check_set is not None else config.check_set(),
             references,
             on_batch,
@@ -374,6 +380,7 @@ class QualityGate:
         checkpoint_location: str,
         trigger: Mapping[str, Any] | None = None,
         query_name: str | None = None,
+        scheduler_pool: str | None = None,
     ) -> StreamingQuery:
         """Create the tables if missing and start ``stream_df`` with this gate as its ``foreachBatch`` sink.
 
@@ -385,6 +392,9 @@ class QualityGate:
             trigger: ``{"availableNow": True}``, ``{"processingTime": "10 seconds"}`` or ``{"once": True}``
                 (kebab- and snake-case keys are accepted); None is Spark's default (as fast as possible).
             query_name: Optional name of the query.
+            scheduler_pool: Run the query's jobs in this fair-scheduler pool (the session needs
+                ``spark.scheduler.mode=FAIR``): several gates on one driver then share the executors instead
+                of queueing behind each other. Classic Spark only (Spark Connect has no pools).
 
         Returns:
             The running query.
@@ -408,7 +418,16 @@ class QualityGate:
             writer = writer.queryName(query_name)
         if trigger:
             writer = writer.trigger(**trigger_kwargs(trigger))
-        return writer.start()
+        if scheduler_pool is None:
+            return writer.start()
+        # the query's thread takes the local properties of the thread that starts it
+        context = stream_df.sparkSession.sparkContext
+        before = context.getLocalProperty("spark.scheduler.pool")
+        context.setLocalProperty("spark.scheduler.pool", scheduler_pool)
+        try:
+            return writer.start()
+        finally:
+            context.setLocalProperty("spark.scheduler.pool", before)  # type: ignore[arg-type]
 
     def check_schema(self, schema: StructType) -> None:
         """Fail now, in one line, when the checks cannot run on rows of ``schema`` (see

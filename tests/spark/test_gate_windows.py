@@ -154,7 +154,7 @@ def test_reopen_rejudges_a_closed_day_within_its_horizon_and_counts_later_rows_l
 
 def test_the_late_data_settings_reach_the_gates_window_accumulator(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from streaming_dq.config.loader import load_gate_config
-    from streaming_dq.runtime.job import GateJob
+    from streaming_dq.runtime.fleet import GateRun
 
     orders_yaml = Path(__file__).resolve().parents[2] / "jobs" / "orders" / "orders.yaml"
     text = (orders_yaml.read_text().replace("late-data: count ", "late-data: reopen")
@@ -162,7 +162,7 @@ def test_the_late_data_settings_reach_the_gates_window_accumulator(spark, tmp_pa
     assert "reopen-horizon: 30 days" in text
     (tmp_path / "orders.yaml").write_text(text, encoding="utf-8")
     config = load_gate_config(tmp_path / "orders.yaml")
-    gate = GateJob(config)._build_gate(None)
+    gate = GateRun(config).build_gate()
     assert gate.tracker is not None
     acc = gate.tracker.accumulator
     assert (acc.late_data, acc.reopen_horizon, acc.allowed_lateness) == (
