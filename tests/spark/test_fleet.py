@@ -95,7 +95,7 @@ def test_one_metrics_endpoint_serves_both_gates_series(spark: Any, tmp_path: Pat
     assert totals.failed == [], totals
     assert len(urls) == 1 and urls[0].startswith("http://127.0.0.1:"), urls
     text = scraped[0]
-    for (config, summary), gate in zip(jobs, ("orders-a", "orders-b"), strict=True):
+    for (_, summary), gate in zip(jobs, ("orders-a", "orders-b"), strict=True):
         line = f'streaming_dq_rows_in_total{{gate="{gate}"}} {float(summary["records"])}'
         assert line in text, text[:3000]
     assert text.count("# TYPE streaming_dq_rows_in_total counter") == 1  # one family, two gates
