@@ -69,6 +69,8 @@ test-fast: $(STAMP) lint typecheck imports
 bench: $(STAMP) $(JARS)
 	$(PY) -m benchmarks.run
 	$(PY) -m benchmarks.distributed
+	$(PY) -m benchmarks.small_batches
+	$(PY) -m benchmarks.fleet
 
 bench-quick: $(STAMP) $(JARS)
 	$(PY) -m benchmarks.run --quick
@@ -76,6 +78,7 @@ bench-quick: $(STAMP) $(JARS)
 	$(PY) -m benchmarks.catalog --quick
 	$(PY) -m benchmarks.calendar --quick
 	$(PY) -m benchmarks.small_batches --quick
+	$(PY) -m benchmarks.fleet --quick
 
 clean:
 	rm -rf $(VENV) .demo .jars .pytest_cache .mypy_cache .ruff_cache

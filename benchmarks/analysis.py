@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 TARGET_GATE_OVER_FLOOR = 1.25
-TARGET_MANY_OVER_FEW = 1.3
+TARGET_MANY_OVER_FEW = 1.2  # #29: both routers
 TARGET_JOBS_PER_BATCH = 3
 
 

@@ -299,7 +299,43 @@ def report(cells: list[Cell], command: str) -> str:
                 f"\n{rows:,} rows: gate time(50)/time(5) = {fifty.median / five.median:.2f} "
                 f"(floor's own: {floor50.median / floor5.median:.2f})"
             )
+    lines.append("")
+    lines.extend(target_lines(by))
     return "\n".join(lines) + "\n"
+
+
+#: The Spark router's targets (#29): its core within 1.15x of the hand-written split, 50 checks at most 1.2x
+#: the time of 5.
+TARGET_GATE_OVER_FLOOR = 1.15
+TARGET_MANY_OVER_FEW = 1.2
+
+
+def target_lines(by: dict[tuple[int, int, str], Cell]) -> list[str]:
+    """One ``target:`` line per target, at the largest batch size measured, with the measured value."""
+    rows = max((r for r, _, v in by if v == "gate"), default=None)
+    if rows is None:
+        return []
+    out = []
+    g, f = by.get((rows, 20, "gate")), by.get((rows, 20, "floor"))
+    if g and f:
+        value = g.median / f.median
+        verdict = "yes" if value <= TARGET_GATE_OVER_FLOOR else "no"
+        out.append(
+            f"target: Spark router gate/floor at 20 checks, {rows:,}-row batches <= {TARGET_GATE_OVER_FLOOR}: "
+            f"{value:.2f} ({verdict})"
+        )
+    t = by.get((rows, 20, "gate+tables"))
+    if t and f:
+        out.append(f"        the same with results and metrics tables: {t.median / f.median:.2f}")
+    five, fifty = by.get((rows, 5, "gate")), by.get((rows, 50, "gate"))
+    if five and fifty:
+        value = fifty.median / five.median
+        verdict = "yes" if value <= TARGET_MANY_OVER_FEW else "no"
+        out.append(
+            f"target: Spark router time(50 checks)/time(5), {rows:,}-row batches <= {TARGET_MANY_OVER_FEW}: "
+            f"{value:.2f} ({verdict})"
+        )
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -70,7 +70,7 @@ def render(results: dict[str, Any], *, image_path: str | None = None, plot_note:
         "Whole `availableNow` stream over the same batches (query start, every micro-batch, checkpoint "
         "commits), median seconds; `plain` appends the batch as it is, `floor` is the minimal hand-written "
         "split (one boolean column of the same row predicates, `toArrow`, split in Arrow, two appends), `gate` "
-        'is `QualityGate(writer="delta-rs")` with no results table. The `batch fn` columns time only the '
+        'is `QualityGate(writer="delta-rs")` with a results table (one more small commit per batch than the floor). The `batch fn` columns time only the '
         "`foreachBatch` function (no streaming-engine overhead).",
         "",
     ]
@@ -187,6 +187,7 @@ def render(results: dict[str, Any], *, image_path: str | None = None, plot_note:
             ],
         )
     lines += _peers_section(results.get("peers"))
+    lines += _other_benchmarks()
     if image_path:
         lines += ["## Plot", "", f"![gate, floor and plain sink]({image_path})", ""]
         if plot_note:
@@ -201,6 +202,84 @@ def render(results: dict[str, Any], *, image_path: str | None = None, plot_note:
     if NOTES.exists():
         lines += [NOTES.read_text().rstrip(), ""]
     return "\n".join(lines)
+
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _other_benchmarks() -> list[str]:
+    """The Spark router, small batches and many-gates sections, from those benchmarks' latest results (each
+    says when and how it was measured; a section is left out until its benchmark has run)."""
+    lines: list[str] = []
+    distributed = RESULTS / "distributed-latest.md"
+    if distributed.exists():
+        text = distributed.read_text(encoding="utf-8").strip().splitlines()
+        body = [line for line in text if not line.startswith("# ")]
+        lines += ["## The Spark router (Spark's Delta writer)", "", *body, ""]
+    small = RESULTS / "small-batches-latest.json"
+    if small.exists():
+        import json
+
+        d = json.loads(small.read_text(encoding="utf-8"))
+        lines += [
+            "## Small batches",
+            "",
+            f"`python -m benchmarks.small_batches` ({d.get('measured_at', '?')}): one {d['rows']:,}-row batch "
+            f"handed to the gate {d['batches']} times per round, {d['rounds']} interleaved rounds, writing pass, "
+            "quarantine, results and metrics tables; median seconds of gate time per batch (CPU = Python + JVM). "
+            "With Spark's writer, small writes are committed by delta-rs from the driver (docs/deploy.md).",
+            "",
+            *_table(
+                ["writer", "s per batch", "CPU s per batch"],
+                [[v, _f(m["seconds"], 3), _f(m["cpu"], 3)] for v, m in d["variants"].items()],
+            ),
+            f"Target: at most {d['target_spark_seconds']} s on Spark's writer.",
+            "",
+        ]
+    fleet = RESULTS / "fleet-latest.json"
+    if fleet.exists():
+        import json
+
+        d = json.loads(fleet.read_text(encoding="utf-8"))
+        rows = []
+        for n, ways in d["gates"].items():
+            for way, m in ways.items():
+                rows.append(
+                    [
+                        n,
+                        way,
+                        _f(m["wall"], 1),
+                        f"{m['rows_per_second']:,.0f}",
+                        f"{m['peak_rss_mib']:,.0f}",
+                        _f(m["cpu"], 1),
+                        _f(m["batch_median"]),
+                        _f(m["batch_p90"]),
+                    ]
+                )
+        lines += [
+            "## Many gates on one driver",
+            "",
+            f"`python -m benchmarks.fleet` ({d.get('measured_at', '?')}): N gates, each draining {d['batches']} "
+            f"landing files of {d['rows']:,} JSON records (4 checks, delta-rs, results table), as "
+            "`streaming-dq run g1.yaml ... gN.yaml` (one driver) and as N `streaming-dq run gI.yaml` processes "
+            f"started together, on {d['cores']} cores; medians of {d['rounds']} interleaved round(s). Wall "
+            "includes every JVM start; memory is the peak resident set of all the run's processes together.",
+            "",
+            *_table(
+                [
+                    "N",
+                    "run as",
+                    "wall s",
+                    "rows/s",
+                    "peak RSS MiB",
+                    "CPU s",
+                    "batch s (median)",
+                    "batch s (p90)",
+                ],
+                rows,
+            ),
+        ]
+    return lines
 
 
 def _mix_text(mix: list[dict[str, Any]]) -> str:

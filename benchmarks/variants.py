@@ -3,7 +3,8 @@
 * ``plain``: append the batch as it is (``write_deltalake`` of ``batch_df.toArrow()``).
 * ``floor``: the minimal hand-written split: every row predicate once as ONE boolean column, ``toArrow``,
   split in Arrow, two appends. No aggregates, no error lists, no idempotency bookkeeping.
-* ``gate``: streaming_dq's :class:`~streaming_dq.sink.QualityGate` (writer ``delta-rs``, no results table).
+* ``gate``: streaming_dq's :class:`~streaming_dq.sink.QualityGate` (writer ``delta-rs``) with a results table,
+  as a user runs it: one more (small) commit per batch than the floor's two.
   While the sink package is not importable, a stand-in (``validate_to_arrow`` + two appends) is used and the
   results say so (``gate_impl``).
 
@@ -105,7 +106,7 @@ def gate(rules: list[Rule], target: Path) -> tuple[Callable[[Any, int], None], C
         checks,
         pass_table=str(passed_path),
         quarantine_table=str(failed_path),
-        results_table=None,
+        results_table=str(target / "results"),
         writer="delta-rs",
     )
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import urllib.request
 from collections import Counter
@@ -99,6 +100,12 @@ def test_one_metrics_endpoint_serves_both_gates_series(spark: Any, tmp_path: Pat
         line = f'streaming_dq_rows_in_total{{gate="{gate}"}} {float(summary["records"])}'
         assert line in text, text[:3000]
     assert text.count("# TYPE streaming_dq_rows_in_total counter") == 1  # one family, two gates
+
+    # each gate's jobs ran in its own scheduler pool (the Spark UI's REST API records each stage's pool)
+    sc = spark.sparkContext
+    with urllib.request.urlopen(f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/stages") as response:
+        pools = {stage.get("schedulingPool") for stage in json.load(response)}
+    assert {"orders-a", "orders-b"} <= pools, pools
 
 
 def test_gates_of_one_run_need_their_own_name_checkpoint_and_tables(tmp_path: Path) -> None:

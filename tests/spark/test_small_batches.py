@@ -39,9 +39,10 @@ def test_small_batches_go_through_the_driver_and_large_ones_through_spark_exactl
     for b, df in enumerate(batches):
         gate(df, b)
 
-    # 0: small; 1: tried small (its first 11 rows read), then the Spark path, 30 pass and 15 quarantine rows
-    # by Spark's writer; 2: small, but after a large batch the Spark path is taken directly: its aggregation,
-    # then its few rows of each table collected and committed by delta-rs; 3: small again
+    # 0: the first batch takes the Spark path (its size is unknown), its few rows of each table collected and
+    # committed by delta-rs; 1: tried small after a small batch (its first 11 rows read), then the Spark
+    # path, 30 pass and 15 quarantine rows by Spark's writer; 2: small, but after a large batch the Spark path
+    # is taken directly, its rows committed by delta-rs; 3: on the driver
     by_driver, by_spark = {0, 2, 3}, {1}
     for table in ("pass", "quarantine"):
         writers = batch_writers(tmp_path / table)

@@ -16,8 +16,8 @@ groupBy, join or distinct of their own, add one each; Delta's own log and commit
 must not differ between the two writes (the validation time, the batch id) are driver literals.
 
 A small batch (at most ``small_batch_rows`` rows, the writer's ``driver_commit_rows``) is cheaper on the
-driver: a commit through Spark's writer costs four jobs however few its rows. While the previous batch was
-that small, the router hands the batch to the driver router, limited to ``small_batch_rows + 1`` rows: one
+driver: a commit through Spark's writer costs four jobs however few its rows. After a batch that small, the
+router hands the next batch to the driver router, limited to ``small_batch_rows + 1`` rows: one
 job, then delta-rs commits (:mod:`streaming_dq.tables.spark`). A batch found larger is validated as above.
 
 Why persist rather than ``localCheckpoint``: both keep the two writes from recomputing the source and the
@@ -30,6 +30,7 @@ gate's checks are deterministic, and a user's expression check must be too (docs
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -78,6 +79,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SparkRouter"]
 
+logger = logging.getLogger("streaming_dq.gate")
+
 
 class SparkRouter(Router):
     """Validates with one aggregation job over the persisted batch and writes with Spark's Delta writer.
@@ -99,13 +102,29 @@ class SparkRouter(Router):
     def _validate_small(self, plan: ValidationPlan, df: DataFrame, job: BatchJob) -> ValidatedBatch | None:
         """The batch validated by the driver router when it has at most ``small_batch_rows`` rows.
 
-        Tried while the previous batch was that small: a stream's batches are mostly like the one before, and
-        a batch found too large costs one read of ``small_batch_rows + 1`` rows before the Spark path.
+        Tried only after a batch that small (not on the first batch of the router, whose size is unknown): a
+        stream's batches are mostly like the one before, and a batch found too large costs one read of
+        ``small_batch_rows + 1`` rows before the Spark path. When those rows exceed
+        ``spark.driver.maxResultSize`` (wide rows), the gate says so once and keeps the Spark path.
         """
-        if self._small is None or (self._last_rows is not None and self._last_rows > self.small_batch_rows):
+        if self._small is None or self._last_rows is None or self._last_rows > self.small_batch_rows:
             return None
-        with _one_job(df.sparkSession):  # the limit's exchange is a stage of the one job, not a job
-            return self._small.validate_small(plan, df, job, self.small_batch_rows)
+        try:
+            with _one_job(df.sparkSession):  # the limit's exchange is a stage of the one job, not a job
+                return self._small.validate_small(plan, df, job, self.small_batch_rows)
+        except Exception as exc:
+            if "maxResultSize" not in str(exc):
+                raise
+            logger.warning(
+                "gate %r: %d rows of batch %d exceed spark.driver.maxResultSize; its batches stay on the "
+                "executors from now on (lower targets.driver-commit-rows to validate small batches on the "
+                "driver)",
+                job.ctx.gate,
+                self.small_batch_rows + 1,
+                job.ctx.batch_id,
+            )
+            self._small = None
+            return None
 
     def conformed(self, frame: DataFrame, schema: pa.Schema, *, keep_extra: bool) -> DataFrame:
         """``conform_frame``, its Columns reused across batches of the same shape."""
