@@ -248,6 +248,82 @@ def maintain(
     raise typer.Exit(code)
 
 
+# --- release ------------------------------------------------------------------------------------------------
+
+
+@app.command()
+def release(
+    config: ConfigArg,
+    check: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--check", help="Rows quarantined for this check id (repeatable: any of them).", metavar="ID"
+        ),
+    ] = None,
+    batches: Annotated[
+        str | None,
+        typer.Option("--batches", help="Rows of these batches: 'A..B', 'A..', '..B' or 'N'.", metavar="A..B"),
+    ] = None,
+    event_time: Annotated[
+        str | None,
+        typer.Option(
+            "--event-time",
+            help="Rows whose event time is in [FROM, TO): ISO dates or times, in the gate's time zone unless "
+            "they carry an offset.",
+            metavar="FROM..TO",
+        ),
+    ] = None,
+    where: Annotated[
+        str | None,
+        typer.Option(
+            "--where", help="A Spark SQL condition over the quarantine table's columns.", metavar="SQL"
+        ),
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help='Fix a column before the rows are judged: "column = SQL expression" (repeatable).',
+            metavar="FIX",
+        ),
+    ] = None,
+    note: Annotated[
+        str | None,
+        typer.Option("--note", help="Recorded with the release (a ticket, a reason).", metavar="TEXT"),
+    ] = None,
+    chunk_rows: Annotated[
+        int,
+        typer.Option("--chunk-rows", min=1, help="Rows per committed chunk (whole batches).", metavar="N"),
+    ] = 200_000,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Count per check what would be released; write nothing.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Judge quarantined rows again with the gate's current checks and release those that pass, exactly once.
+
+    Released rows are appended to the pass table and marked in the quarantine table (`_dq_release`); rows
+    that still fail stay, with their new reasons. Nothing is deleted. A release interrupted by a crash is
+    finished by running the same command again. Exit 0, 2 on a config or option error (or another release
+    of the gate that did not finish), 130 when interrupted.
+    """
+    from streaming_dq.cli.common import EXIT_INTERRUPTED
+    from streaming_dq.cli.releasing import run_release
+
+    out = console() if sys.stdout.isatty() else Console(highlight=False, width=400)
+    try:
+        code = run_release(
+            config, out, dry_run=dry_run, as_json=as_json, chunk_rows=chunk_rows, checks=check or [],
+            batches=batches, event_time=event_time, where=where, sets=set_ or [], note=note,
+        )  # fmt: skip
+    except ConfigError as exc:
+        raise fail_config(problems_of(exc), as_json=as_json) from None
+    except KeyboardInterrupt:
+        console(stderr=True).print("interrupted: run the same command again to finish the release")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    raise typer.Exit(code)
+
+
 # --- demo ---------------------------------------------------------------------------------------------------
 
 

@@ -28,10 +28,13 @@ from streaming_dq.core.outcome import (
 
 __all__ = [
     "MAINTENANCE_KIND",
+    "RELEASE_KIND",
     "RESULTS_SCHEMA",
     "VERDICT_COLUMNS",
     "decode_outcomes",
+    "decode_release_rows",
     "encode_outcome",
+    "release_rows",
     "results_table",
     "verdict_fields",
 ]
@@ -40,6 +43,12 @@ UTC_TIMESTAMP = pa.timestamp("us", tz="UTC")
 
 #: ``kind`` of the rows that carry a maintenance run (one per table), with the batch after the run.
 MAINTENANCE_KIND = "maintenance"
+
+#: ``kind`` of the rows that record a release of quarantined rows (``streaming_dq.release``), under the
+#: release's own app id: ``status`` ``started`` (``reason``: the request, as JSON), ``chunk`` (``batch_id``: the
+#: chunk's number) and ``finished``; per chunk and at the end one row without ``check_id`` with the totals and
+#: one per check the rows were quarantined for (``rows_passed``: released, ``rows_quarantined``: still failing).
+RELEASE_KIND = "release"
 
 #: The columns an anomaly verdict adds to a window's or a batch check's row (NULL for other checks).
 VERDICT_COLUMNS: tuple[pa.Field, ...] = (
@@ -205,6 +214,55 @@ def maintenance_rows(head: Mapping[str, Any], report: MaintenanceReport) -> list
     ]
 
 
+def release_rows(
+    head: Mapping[str, Any],
+    status: str,
+    ts: datetime,
+    *,
+    counts: Mapping[str | None, tuple[int, int]] | None = None,
+    reason: str | None = None,
+    duration_seconds: float | None = None,
+) -> list[dict[str, Any]]:
+    """A release's record rows (``kind = "release"``, see :data:`RELEASE_KIND`); ``head`` is gate, app id and
+    batch id (the chunk's number, None for ``started`` and ``finished``); ``counts`` maps a check id (None:
+    the totals) to (released, still failing)."""
+    base = {**head, "kind": RELEASE_KIND, "check_type": RELEASE_KIND, "status": status, "validation_ts": ts}
+    if not counts:
+        return [{**base, "reason": reason, "duration_seconds": duration_seconds}]
+    return [
+        {
+            **base,
+            "check_id": check,
+            "rows": released + still,
+            "rows_passed": released,
+            "rows_quarantined": still,
+            "reason": reason if check is None else None,
+            "duration_seconds": duration_seconds if check is None else None,
+        }
+        for check, (released, still) in sorted(
+            counts.items(), key=lambda kv: (kv[0] is not None, kv[0] or "")
+        )
+    ]
+
+
+def decode_release_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Release records by app id: ``started`` (the row), ``chunks`` (chunk number -> counts by check id,
+    None for the totals), ``finished`` (the counts, or None while unfinished)."""
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if row["kind"] != RELEASE_KIND:
+            continue
+        entry = out.setdefault(row["app_id"], {"started": None, "chunks": {}, "finished": None})
+        counts = (int(row.get("rows_passed") or 0), int(row.get("rows_quarantined") or 0))
+        if row["status"] == "started":
+            entry["started"] = row
+        elif row["status"] == "chunk":
+            entry["chunks"].setdefault(int(row["batch_id"]), {})[row["check_id"]] = counts
+        elif row["status"] == "finished":
+            entry["finished"] = {**(entry["finished"] or {}), row["check_id"]: counts}
+    return out
+
+
 def results_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
     """Rows as an Arrow table of :data:`RESULTS_SCHEMA` (a column a row lacks is NULL)."""
     return pa.Table.from_pylist(list(rows), schema=RESULTS_SCHEMA)
@@ -215,6 +273,8 @@ def decode_outcomes(rows: Iterable[Mapping[str, Any]]) -> list[BatchOutcome]:
     batch id; its ``maintenance`` is the run its ``maintenance`` rows carry."""
     by_batch: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
     for row in rows:
+        if row["kind"] == RELEASE_KIND:  # a release's record, not a batch's
+            continue
         by_batch[int(row["batch_id"])].append(row)
     outcomes = []
     for batch_id in sorted(by_batch):

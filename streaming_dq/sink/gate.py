@@ -284,6 +284,11 @@ class QualityGate:
     metrics_target = property(lambda self: self.options.metrics_table)
 
     @property
+    def references(self) -> ReferenceResolver:
+        """The gate's reference datasets (resolved for every batch; a release resolves them once)."""
+        return self._flow.references
+
+    @property
     def checkpoint_location(self) -> str | None:
         return self._identity.checkpoint_location
 

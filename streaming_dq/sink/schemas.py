@@ -27,6 +27,23 @@ VALIDATION_TS_COLUMN = "_dq_validation_ts"
 BATCH_ID_COLUMN = "_dq_batch_id"
 GATE_COLUMN = "_dq_gate"
 RAW_COLUMN = "_dq_raw"
+RELEASE_COLUMN = "_dq_release"
+
+#: ``_dq_release``: NULL until a release (``streaming_dq.release``) judges the row again; then which release,
+#: what became of the row (``released``: appended to the pass table; ``quarantined``: it still fails, for
+#: ``errors``; ``discarded``), when, by whom, with which fix, in which chunk of the release. The row's input
+#: columns and ``_dq_errors`` are never rewritten: the quarantine keeps what arrived and why.
+RELEASE_TYPE = pa.struct(
+    [
+        pa.field("id", pa.string()),
+        pa.field("state", pa.string()),
+        pa.field("ts", UTC_TIMESTAMP),
+        pa.field("by", pa.string()),
+        pa.field("fix", pa.string()),
+        pa.field("chunk", pa.int64()),
+        pa.field("errors", ERROR_TYPE),
+    ]
+)
 
 #: Columns the quarantine table adds to the input columns, in order.
 QUARANTINE_COLUMNS = pa.schema(
@@ -36,6 +53,7 @@ QUARANTINE_COLUMNS = pa.schema(
         pa.field(BATCH_ID_COLUMN, pa.int64()),
         pa.field(GATE_COLUMN, pa.string()),
         pa.field(RAW_COLUMN, pa.string()),
+        pa.field(RELEASE_COLUMN, RELEASE_TYPE),
     ]
 )
 

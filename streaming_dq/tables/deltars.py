@@ -139,13 +139,7 @@ class DeltaRsWriter(TableWriter):
             mode="append",
             schema_mode="merge" if merge_schema else None,
             storage_options=self._options(target),
-            commit_properties=CommitProperties(
-                app_transactions=[Transaction(txn.app_id, txn.version)],
-                custom_metadata={
-                    "streaming_dq.app_id": txn.app_id,
-                    "streaming_dq.batch_id": str(txn.version),
-                },
-            ),
+            commit_properties=_commit_properties(txn),
         )
 
     # -- maintenance -------------------------------------------------------------------------------------
@@ -186,7 +180,9 @@ class DeltaRsWriter(TableWriter):
         hours = int(retention.total_seconds() // 3600)
         return list(self._require(target).vacuum(retention_hours=hours, dry_run=dry_run, full=True))
 
-    def replace_rows(self, target: DeltaTarget, data: pa.Table, predicate: str) -> None:
+    def replace_rows(
+        self, target: DeltaTarget, data: pa.Table, predicate: str, txn: AppTransaction | None = None
+    ) -> None:
         table = self._open(target)
         write_deltalake(
             target.uri if table is None else table,
@@ -194,7 +190,16 @@ class DeltaRsWriter(TableWriter):
             mode="overwrite",
             predicate=predicate,
             storage_options=None if table is not None else self._options(target),
+            commit_properties=None if txn is None else _commit_properties(txn),
         )
 
     def set_properties(self, target: DeltaTarget, properties: Mapping[str, str]) -> None:
         self._require(target).alter.set_table_properties(dict(properties))
+
+
+def _commit_properties(txn: AppTransaction) -> CommitProperties:
+    """The app transaction of a commit, and the same ids as commit info (for a reader of the log)."""
+    return CommitProperties(
+        app_transactions=[Transaction(txn.app_id, txn.version)],
+        custom_metadata={"streaming_dq.app_id": txn.app_id, "streaming_dq.batch_id": str(txn.version)},
+    )

@@ -201,12 +201,23 @@ class SparkDeltaWriter(TableWriter):
         props = ", ".join(f"'{k}' = '{v}'" for k, v in properties.items())
         self.spark.sql(f"ALTER TABLE {self._table(target)} SET TBLPROPERTIES ({props})")
 
-    def replace_rows(self, target: DeltaTarget, data: pa.Table, predicate: str) -> None:
-        (
-            self._frame(data)
-            .write.format("delta")
+    def replace_rows(
+        self, target: DeltaTarget, data: pa.Table, predicate: str, txn: AppTransaction | None = None
+    ) -> None:
+        self.replace_frame(target, self._frame(data), predicate, txn)
+
+    def replace_frame(
+        self, target: DeltaTarget, frame: DataFrame, predicate: str, txn: AppTransaction | None = None
+    ) -> None:
+        """Replace the rows matching ``predicate`` (Spark SQL) by ``frame``'s in one commit by the executors
+        (``replaceWhere``; Delta refuses a row of ``frame`` that does not match), recording ``txn``: Delta
+        skips the write when the table already records it."""
+        writer = (
+            frame.write.format("delta")
             .mode("overwrite")
             .options(**target.storage_options)
             .option("replaceWhere", predicate)
-            .save(target.uri)
         )
+        if txn is not None:
+            writer = writer.option("txnAppId", txn.app_id).option("txnVersion", str(txn.version))
+        writer.save(target.uri)

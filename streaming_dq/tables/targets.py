@@ -161,9 +161,13 @@ class TableWriter(ABC):
         """Set Delta table properties (``delta.logRetentionDuration`` ...) in one commit."""
 
     @abstractmethod
-    def replace_rows(self, target: DeltaTarget, data: pa.Table, predicate: str) -> None:
+    def replace_rows(
+        self, target: DeltaTarget, data: pa.Table, predicate: str, txn: AppTransaction | None = None
+    ) -> None:
         """Replace the rows matching the SQL ``predicate`` by ``data`` (every row of which matches it) in ONE
-        commit: readers see the old rows or the new ones, never both or neither."""
+        commit (recording ``txn`` when given): readers see the old rows or the new ones, never both or
+        neither. ``predicate`` is read by the back-end's SQL dialect: keep to columns, comparisons with
+        string and number literals, ``IN`` lists, ``AND`` and ``OR``, which both read alike."""
 
     def table_properties(self, target: DeltaTarget) -> dict[str, str]:
         """The table's Delta properties (``delta.checkpointInterval`` ...); empty when there is no table."""

@@ -1,0 +1,120 @@
+"""``streaming-dq release CONFIG``: judge quarantined rows again after a fix and release those that pass.
+
+The gate of the config (its tables, writer, checks, reference data and profiles) in a session built from its
+``spark:`` section; the work is :func:`streaming_dq.release.release`. Text: one line per check the rows were
+quarantined for, then the totals; ``--json``: one document. A progress line per chunk goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.markup import escape
+
+if TYPE_CHECKING:
+    from streaming_dq.release import ReleaseReport, ReleaseRequest
+
+
+def request_of(
+    timezone: str,
+    *,
+    checks: list[str],
+    batches: str | None,
+    event_time: str | None,
+    where: str | None,
+    sets: list[str],
+    note: str | None,
+) -> ReleaseRequest:
+    """The command line's selection and fixes (an error names its option)."""
+    from streaming_dq.release import Fix, ReleaseRequest, parse_batch_range, parse_time_range
+
+    return ReleaseRequest(
+        checks=tuple(checks),
+        batches=parse_batch_range(batches) if batches is not None else None,
+        event_time=parse_time_range(event_time, timezone) if event_time is not None else None,
+        where=where,
+        fixes=tuple(Fix.parse(s) for s in sets),
+        note=note,
+    )
+
+
+def run_release(
+    config_path: Path,
+    console: Console,
+    *,
+    dry_run: bool,
+    as_json: bool,
+    chunk_rows: int,
+    **selection: object,
+) -> int:
+    """Release the quarantined rows of the gate in ``config_path``; print what happened; the exit code (0).
+
+    Raises:
+        ConfigError: The config or an option is invalid, or another release of the gate did not finish.
+    """
+    from streaming_dq.config.loader import load_gate_config
+    from streaming_dq.exceptions import ConfigError
+    from streaming_dq.release import release
+    from streaming_dq.runtime.session import build_spark_session
+    from streaming_dq.sink import QualityGate
+
+    config = load_gate_config(config_path)
+    request = request_of(config.gate.timezone, **selection)  # type: ignore[arg-type]
+    name = config.gate.name
+    formats = [config.source.format, *(r.format for r in config.reference_datasets.values())]
+    session, created = build_spark_session(
+        config.spark,
+        app_name=f"streaming-dq-release-{name}",
+        writer=config.targets.writer,
+        delta="delta" in formats,
+    )
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+    def progress(done: int, planned: int, counts: dict[str | None, tuple[int, int]]) -> None:
+        released, still = counts.get(None, (0, 0))
+        err.print(
+            escape(f"{name}: chunk {done}/{planned}: {released:,} released, {still:,} still quarantined")
+        )
+
+    try:
+        gate = QualityGate.from_config(config)
+        try:
+            report = release(
+                gate, session, request, dry_run=dry_run, chunk_rows=chunk_rows, progress=progress
+            )
+        except ConfigError as exc:
+            raise ConfigError(exc.reason, source=str(config_path), field_path=exc.field_path) from None
+    finally:
+        if created:
+            session.stop()
+    _print(report, request, console, as_json=as_json)
+    return 0
+
+
+def _print(report: ReleaseReport, request: ReleaseRequest, console: Console, *, as_json: bool) -> None:
+    if as_json:
+        console.print_json(json.dumps({**report.to_dict(), "request": request.to_dict()}))
+        return
+    verb = ("would be released", "would still fail") if report.dry_run else ("released", "still quarantined")
+    width = max([len(c) for c in report.per_check] + [5])
+    for check, (released, still) in report.per_check.items():
+        console.print(escape(f"{check:<{width}}  {released:>10,} {verb[0]}  {still:>10,} {verb[1]}"))
+    what = (
+        "dry run"
+        if report.dry_run
+        else f"release {report.release_id}" + (" (resumed)" if report.resumed else "")
+    )
+    console.print(
+        escape(
+            f"{report.gate}: {what}: {report.released:,} row(s) {verb[0]}, {report.still_quarantined:,} "
+            f"{verb[1]}"
+            + ("" if report.dry_run else f", {report.chunks} chunk(s)")
+            + f" in {report.seconds:.1f} s"
+        )
+    )
+    if report.dry_run:
+        print("nothing was written", file=sys.stderr)

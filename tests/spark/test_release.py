@@ -1,0 +1,222 @@
+"""Quarantined rows released after a fix: judged again by the gate's current checks, each released once, the
+quarantine keeping every row with its audit; both writers, real streams and tables read back from disk."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from streaming_dq.config.check_set import CheckSet
+from streaming_dq.exceptions import ConfigError
+from streaming_dq.release import Fix, ReleaseRequest, release
+from streaming_dq.sink import QualityGate
+from streaming_dq.sink.references import ReferenceSpec
+from streaming_dq.tables import read_table
+from tests.spark.test_gate_support import land, run
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "id BIGINT, customer_id BIGINT, amount DOUBLE, ts TIMESTAMP"
+CHECKS = [
+    {
+        "check": "foreign-key-row-check",
+        "check-id": "customer-known",
+        "column": "customer_id",
+        "reference-dataset": "customers",
+        "reference-column": "id",
+    },
+    {"check": "null-check", "check-id": "amount-present", "columns": ["amount"]},
+]
+
+
+def order(i: int, customer: int, amount: float | None = 10.0) -> dict[str, Any]:
+    return {"id": i, "customer_id": customer, "amount": amount, "ts": f"2026-11-0{1 + i % 3}T10:00:00Z"}
+
+
+def customers(path: Path, ids: list[int]) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "customers.json").write_text("".join(json.dumps({"id": i}) + "\n" for i in ids), encoding="utf-8")
+
+
+def make(tmp: Path, writer: str) -> QualityGate:
+    return QualityGate(
+        "orders",
+        CheckSet.from_dicts(CHECKS),
+        pass_table=str(tmp / "pass"),
+        quarantine_table=str(tmp / "quarantine"),
+        results_table=str(tmp / "results"),
+        reference_datasets={"customers": ReferenceSpec("json", str(tmp / "customers"), schema="id BIGINT")},
+        event_time="ts",
+        writer=writer,
+        driver_commit_rows=0,  # Spark's writer commits every table itself: its own path is under test
+    )
+
+
+def stream_batches(spark: Any, tmp: Path, gate: QualityGate, batches: list[list[dict[str, Any]]]) -> None:
+    landing = tmp / "landing"
+    for i, records in enumerate(batches):
+        land(landing, f"b{i:03d}", records)
+    sdf = spark.readStream.format("json").schema(SCHEMA).option("maxFilesPerTrigger", 1).load(str(landing))
+    run(gate, sdf, tmp / "checkpoint")
+
+
+def rows(path: Path) -> list[dict[str, Any]]:
+    return read_table(str(path)).to_pylist()
+
+
+def version(path: Path) -> int:
+    return max(int(p.stem) for p in (path / "_delta_log").glob("*.json"))
+
+
+@pytest.fixture(params=["delta-rs", "spark"])
+def writer(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def test_a_release_after_the_reference_is_fixed_moves_exactly_the_cured_rows_once(spark, tmp_path, writer):
+    customers(tmp_path / "customers", [1, 2])
+    gate = make(tmp_path, writer)
+    stream_batches(
+        spark,
+        tmp_path,
+        gate,
+        [
+            [order(1, 1), order(2, 7), order(3, 2)],
+            [order(4, 7), order(5, 1, amount=None), order(6, 8)],
+        ],
+    )
+    assert sorted(r["id"] for r in rows(tmp_path / "quarantine")) == [2, 4, 5, 6]
+
+    customers(tmp_path / "customers", [1, 2, 7])  # customer 7 was missing from the reference
+    dry = release(gate, spark, ReleaseRequest(checks=("customer-known",)), dry_run=True)
+    assert (dry.released, dry.still_quarantined) == (2, 1)  # 2 and 4 pass now; 6 (customer 8) still fails
+    assert dry.per_check == {"customer-known": (2, 1)}
+
+    report = release(gate, spark, ReleaseRequest(checks=("customer-known",), note="CRM-42"), chunk_rows=1)
+    assert (report.released, report.still_quarantined, report.resumed) == (2, 1, False)
+    assert report.chunks == 2  # one per batch with chunk_rows=1
+
+    passed = rows(tmp_path / "pass")
+    assert sorted(r["id"] for r in passed) == [1, 2, 3, 4]
+    assert set(passed[0]) == {"id", "customer_id", "amount", "ts"}  # the pass table's own columns only
+    quarantine = {r["id"]: r for r in rows(tmp_path / "quarantine")}
+    assert sorted(quarantine) == [2, 4, 5, 6]  # nothing is deleted
+    assert {i: (q["_dq_release"] or {}).get("state") for i, q in quarantine.items()} == {
+        2: "released",
+        4: "released",
+        5: None,  # not selected: quarantined for its amount only
+        6: "quarantined",
+    }
+    six = quarantine[6]["_dq_release"]
+    assert [e["check-id"] for e in six["errors"]] == ["customer-known"]
+    assert six["id"] == report.release_id and "@" in six["by"]
+    assert [e["check-id"] for e in quarantine[2]["_dq_errors"]] == [
+        "customer-known"
+    ]  # why it was quarantined
+
+    records = [r for r in rows(tmp_path / "results") if r["kind"] == "release"]
+    statuses = sorted({(r["status"], r["batch_id"]) for r in records}, key=str)
+    assert statuses == sorted({("started", None), ("chunk", 0), ("chunk", 1), ("finished", None)}, key=str)
+    finished = {
+        r["check_id"]: (r["rows_passed"], r["rows_quarantined"]) for r in records if r["status"] == "finished"
+    }
+    assert finished == {None: (2, 1), "customer-known": (2, 1)}
+    started = next(r for r in records if r["status"] == "started")
+    assert json.loads(started["reason"])["request"]["note"] == "CRM-42"
+
+    again = release(gate, spark, ReleaseRequest(checks=("customer-known",)))  # a second release: nothing new
+    assert (again.released, again.still_quarantined) == (0, 1)
+    assert sorted(r["id"] for r in rows(tmp_path / "pass")) == [1, 2, 3, 4]
+
+    # the stream goes on into the same tables, and its new quarantined rows are released like the old
+    landing = tmp_path / "landing"
+    land(landing, "b002", [order(7, 9), order(8, 1)])
+    sdf = spark.readStream.format("json").schema(SCHEMA).load(str(landing))
+    run(gate, sdf, tmp_path / "checkpoint")
+    customers(tmp_path / "customers", [1, 2, 7, 8, 9])
+    last = release(gate, spark, ReleaseRequest(checks=("customer-known",)))
+    assert (last.released, last.still_quarantined) == (2, 0)
+    assert sorted(r["id"] for r in rows(tmp_path / "pass")) == [1, 2, 3, 4, 6, 7, 8]
+
+
+def test_a_dry_run_writes_nothing(spark, tmp_path, writer):
+    customers(tmp_path / "customers", [1])
+    gate = make(tmp_path, writer)
+    stream_batches(spark, tmp_path, gate, [[order(1, 1), order(2, 5), order(3, 5, amount=None)]])
+    tables = ["pass", "quarantine", "results"]
+    before = {t: version(tmp_path / t) for t in tables}
+    report = release(gate, spark, ReleaseRequest(), dry_run=True)
+    assert (report.released, report.still_quarantined) == (0, 2)
+    assert report.per_check == {"customer-known": (0, 2), "amount-present": (0, 1)}
+    assert {t: version(tmp_path / t) for t in tables} == before
+
+
+def test_a_fix_that_does_not_cure_leaves_the_row_with_its_new_reasons_and_one_that_does_releases_it(
+    spark, tmp_path, writer
+):
+    customers(tmp_path / "customers", [1])
+    gate = make(tmp_path, writer)
+    stream_batches(spark, tmp_path, gate, [[order(1, 1, amount=None), order(2, 1, amount=None)]])
+
+    doubled = ReleaseRequest(where="id = 1", fixes=(Fix.parse("amount = amount * 2"),))
+    report = release(gate, spark, doubled)
+    assert (report.released, report.still_quarantined) == (0, 1)
+    one = next(r for r in rows(tmp_path / "quarantine") if r["id"] == 1)
+    assert one["amount"] is None  # the quarantine keeps the row as it arrived
+    assert one["_dq_release"]["fix"] == "`amount` = amount * 2"
+    assert [e["check-id"] for e in one["_dq_release"]["errors"]] == ["amount-present"]
+
+    cured = release(gate, spark, ReleaseRequest(checks=("amount-present",), fixes=(Fix.parse("amount = 0"),)))
+    assert (cured.released, cured.still_quarantined) == (2, 0)
+    assert sorted((r["id"], r["amount"]) for r in rows(tmp_path / "pass")) == [(1, 0.0), (2, 0.0)]
+    assert all(r["amount"] is None for r in rows(tmp_path / "quarantine"))
+
+
+def test_bad_options_name_the_option(spark, tmp_path):
+    customers(tmp_path / "customers", [1])
+    gate = make(tmp_path, "delta-rs")
+    stream_batches(spark, tmp_path, gate, [[order(1, 2)]])
+    cases = {
+        "--set": ReleaseRequest(fixes=(Fix.parse("nope = 1"),)),
+        "--where": ReleaseRequest(where="no_such_column > 1"),
+    }
+    for option, request in cases.items():
+        with pytest.raises(ConfigError) as caught:
+            release(gate, spark, request)
+        assert caught.value.field_path == option
+    with pytest.raises(ConfigError) as caught:
+        release(gate, spark, ReleaseRequest(fixes=(Fix.parse("amount = 'x' +"),)))
+    assert caught.value.field_path == "--set"
+    assert version(tmp_path / "quarantine") == 1  # created, then the one batch: nothing written since
+
+
+def test_a_batch_quarantined_for_an_aggregate_stays_unless_the_release_names_that_check(spark, tmp_path):
+    customers(tmp_path / "customers", [1])
+    checks = [*CHECKS, {"check": "row-count-max-check", "check-id": "batch-small", "max-count": 2}]
+    gate = QualityGate(
+        "orders",
+        CheckSet.from_dicts(checks),
+        pass_table=str(tmp_path / "pass"),
+        quarantine_table=str(tmp_path / "quarantine"),
+        results_table=str(tmp_path / "results"),
+        reference_datasets={
+            "customers": ReferenceSpec("json", str(tmp_path / "customers"), schema="id BIGINT")
+        },
+        writer="delta-rs",
+    )
+    # the batch of three breaks batch-small: all three are quarantined, order 2 for its customer as well
+    stream_batches(spark, tmp_path, gate, [[order(1, 1), order(2, 5), order(3, 1)]])
+    assert sorted(r["id"] for r in rows(tmp_path / "quarantine")) == [1, 2, 3]
+    customers(tmp_path / "customers", [1, 5])
+
+    report = release(gate, spark, ReleaseRequest(checks=("customer-known",)))
+    assert (report.released, report.still_quarantined) == (0, 1)  # its batch's verdict still holds
+    two = next(r for r in rows(tmp_path / "quarantine") if r["id"] == 2)
+    assert [e["check-id"] for e in two["_dq_release"]["errors"]] == ["batch-small"]
+
+    accepted = release(gate, spark, ReleaseRequest(checks=("batch-small",)))  # the operator accepts the batch
+    assert (accepted.released, accepted.still_quarantined) == (3, 0)
+    assert sorted(r["id"] for r in rows(tmp_path / "pass")) == [1, 2, 3]
