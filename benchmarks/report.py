@@ -208,7 +208,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _other_benchmarks() -> list[str]:
-    """The Spark router, small batches and many-gates sections, from those benchmarks' latest results (each
+    """The Spark router, small batches, many-gates and release sections, from those benchmarks' latest results (each
     says when and how it was measured; a section is left out until its benchmark has run)."""
     lines: list[str] = []
     distributed = RESULTS / "distributed-latest.md"
@@ -277,6 +277,36 @@ def _other_benchmarks() -> list[str]:
                     "batch s (p90)",
                 ],
                 rows,
+            ),
+        ]
+    release = RESULTS / "release-latest.json"
+    if release.exists():
+        import json
+
+        d = json.loads(release.read_text(encoding="utf-8"))
+        lines += [
+            "## Releasing quarantined rows",
+            "",
+            f"`python -m benchmarks.release` ({d.get('measured_at', '?')}): {d['rows']:,} quarantined rows in 10 "
+            "batches, all cured by a fixed reference, released with `--check customer-known` (judged again by "
+            "two row checks, the quarantine replaced with its marks, the rows appended to the pass table, the "
+            "record written), against a plain `INSERT INTO pass SELECT ... FROM quarantine WHERE ...` in Spark "
+            "SQL (no re-check, no mark, no audit, not idempotent). One run each; CPU = Python + JVM.",
+            "",
+            *_table(
+                ["writer", "release s", "release CPU s", "chunks", "plain s", "plain CPU s", "release/plain"],
+                [
+                    [
+                        w,
+                        _f(m["release"]["seconds"], 1),
+                        _f(m["release"]["cpu"], 1),
+                        str(m["release"]["chunks"]),
+                        _f(m["plain"]["seconds"], 1),
+                        _f(m["plain"]["cpu"], 1),
+                        _f(m["ratio"]),
+                    ]
+                    for w, m in d["writers"].items()
+                ],
             ),
         ]
     return lines

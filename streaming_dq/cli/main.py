@@ -294,7 +294,7 @@ def release(
     chunk_rows: Annotated[
         int,
         typer.Option("--chunk-rows", min=1, help="Rows per committed chunk (whole batches).", metavar="N"),
-    ] = 200_000,
+    ] = 1_000_000,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Count per check what would be released; write nothing.")
     ] = False,
@@ -320,6 +320,53 @@ def release(
         raise fail_config(problems_of(exc), as_json=as_json) from None
     except KeyboardInterrupt:
         console(stderr=True).print("interrupted: run the same command again to finish the release")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    raise typer.Exit(code)
+
+
+quarantine_app = typer.Typer(
+    name="quarantine", help="Housekeeping of a gate's quarantine table.", no_args_is_help=True
+)
+app.add_typer(quarantine_app)
+
+
+@quarantine_app.command()
+def discard(
+    config: ConfigArg,
+    older_than: Annotated[
+        str,
+        typer.Option(
+            "--older-than",
+            help="Rows validated longer ago than this, e.g. '90d' or '90 days'.",
+            metavar="AGE",
+        ),
+    ],
+    check: Annotated[
+        list[str] | None,
+        typer.Option("--check", help="Only rows quarantined for this check id (repeatable).", metavar="ID"),
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count per check; delete nothing.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Delete old quarantined rows for good (raw bad data often has a retention limit), recorded in the results
+    table.
+
+    One commit of the quarantine table; the files leave the storage with the next vacuum past the table's
+    retention (`streaming-dq maintain --vacuum`). A discard interrupted by a crash is finished by running the same
+    command again. Exit 0, 2 on a config or option error, 130 when interrupted.
+    """
+    from streaming_dq.cli.common import EXIT_INTERRUPTED
+    from streaming_dq.cli.releasing import run_discard
+
+    out = console() if sys.stdout.isatty() else Console(highlight=False, width=400)
+    try:
+        code = run_discard(
+            config, out, older_than=older_than, checks=check or [], dry_run=dry_run, as_json=as_json
+        )
+    except ConfigError as exc:
+        raise fail_config(problems_of(exc), as_json=as_json) from None
+    except KeyboardInterrupt:
+        console(stderr=True).print("interrupted: run the same command again to finish the discard")
         raise typer.Exit(EXIT_INTERRUPTED) from None
     raise typer.Exit(code)
 

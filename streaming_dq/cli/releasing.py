@@ -16,7 +16,11 @@ from rich.console import Console
 from rich.markup import escape
 
 if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from streaming_dq.config.gate_config import GateConfig
     from streaming_dq.release import ReleaseReport, ReleaseRequest
+    from streaming_dq.release.discard import DiscardReport
 
 
 def request_of(
@@ -59,19 +63,13 @@ def run_release(
     from streaming_dq.config.loader import load_gate_config
     from streaming_dq.exceptions import ConfigError
     from streaming_dq.release import release
-    from streaming_dq.runtime.session import build_spark_session
     from streaming_dq.sink import QualityGate
+    from streaming_dq.sources.reparse import record_parser
 
     config = load_gate_config(config_path)
     request = request_of(config.gate.timezone, **selection)  # type: ignore[arg-type]
     name = config.gate.name
-    formats = [config.source.format, *(r.format for r in config.reference_datasets.values())]
-    session, created = build_spark_session(
-        config.spark,
-        app_name=f"streaming-dq-release-{name}",
-        writer=config.targets.writer,
-        delta="delta" in formats,
-    )
+    session, created = _session(config, "release")
     err = Console(stderr=True, highlight=False, soft_wrap=True)
 
     def progress(done: int, planned: int, counts: dict[str | None, tuple[int, int]]) -> None:
@@ -84,7 +82,13 @@ def run_release(
         gate = QualityGate.from_config(config)
         try:
             report = release(
-                gate, session, request, dry_run=dry_run, chunk_rows=chunk_rows, progress=progress
+                gate,
+                session,
+                request,
+                dry_run=dry_run,
+                chunk_rows=chunk_rows,
+                progress=progress,
+                parser=record_parser(config.source),
             )
         except ConfigError as exc:
             raise ConfigError(exc.reason, source=str(config_path), field_path=exc.field_path) from None
@@ -93,6 +97,72 @@ def run_release(
             session.stop()
     _print(report, request, console, as_json=as_json)
     return 0
+
+
+def _session(config: GateConfig, what: str) -> tuple[SparkSession, bool]:
+    from streaming_dq.runtime.session import build_spark_session
+
+    formats = [config.source.format, *(r.format for r in config.reference_datasets.values())]
+    return build_spark_session(
+        config.spark,
+        app_name=f"streaming-dq-{what}-{config.gate.name}",
+        writer=config.targets.writer,
+        delta="delta" in formats,
+    )
+
+
+def run_discard(
+    config_path: Path, console: Console, *, older_than: str, checks: list[str], dry_run: bool, as_json: bool
+) -> int:
+    """Discard the old quarantined rows of the gate in ``config_path``; print what happened; the exit code (0).
+
+    Raises:
+        ConfigError: The config or an option is invalid, or another discard of the gate did not finish.
+    """
+    from streaming_dq.config.loader import load_gate_config
+    from streaming_dq.core.scope import parse_duration
+    from streaming_dq.exceptions import ConfigError
+    from streaming_dq.release.discard import discard
+    from streaming_dq.sink import QualityGate
+
+    try:
+        age = parse_duration(older_than)
+    except ConfigError as exc:
+        raise ConfigError(exc.reason, field_path="--older-than") from None
+    config = load_gate_config(config_path)
+    session, created = _session(config, "discard")
+    try:
+        gate = QualityGate.from_config(config)
+        try:
+            report = discard(gate, session, age, checks=tuple(checks), dry_run=dry_run)
+        except ConfigError as exc:
+            raise ConfigError(exc.reason, source=str(config_path), field_path=exc.field_path) from None
+    finally:
+        if created:
+            session.stop()
+    _print_discard(report, console, as_json=as_json)
+    return 0
+
+
+def _print_discard(report: DiscardReport, console: Console, *, as_json: bool) -> None:
+    if as_json:
+        console.print_json(json.dumps(report.to_dict()))
+        return
+    verb = "would be deleted" if report.dry_run else "deleted"
+    width = max([len(c) for c in report.per_check] + [5])
+    for check, n in report.per_check.items():
+        console.print(escape(f"{check:<{width}}  {n:>10,} {verb}"))
+    what = (
+        "dry run"
+        if report.dry_run
+        else f"discard {report.discard_id}" + (" (resumed)" if report.resumed else "")
+    )
+    console.print(
+        escape(
+            f"{report.gate}: {what}: {report.discarded:,} quarantined row(s) validated before "
+            f"{report.cutoff.isoformat(timespec='seconds')} {verb} in {report.seconds:.1f} s"
+        )
+    )
 
 
 def _print(report: ReleaseReport, request: ReleaseRequest, console: Console, *, as_json: bool) -> None:

@@ -27,13 +27,16 @@ from streaming_dq.core.outcome import (
 )
 
 __all__ = [
+    "DISCARD_KIND",
     "MAINTENANCE_KIND",
     "RELEASE_KIND",
     "RESULTS_SCHEMA",
     "VERDICT_COLUMNS",
     "decode_outcomes",
     "decode_release_rows",
+    "discard_rows",
     "encode_outcome",
+    "finished_quarantine_counts",
     "release_rows",
     "results_table",
     "verdict_fields",
@@ -49,6 +52,11 @@ MAINTENANCE_KIND = "maintenance"
 #: chunk's number) and ``finished``; per chunk and at the end one row without ``check_id`` with the totals and
 #: one per check the rows were quarantined for (``rows_passed``: released, ``rows_quarantined``: still failing).
 RELEASE_KIND = "release"
+
+#: ``kind`` of the rows that record a discard of old quarantined rows (``streaming-dq quarantine discard``),
+#: under the discard's own app id: ``status`` ``started`` (``reason``: the request, as JSON) and ``finished``,
+#: each one row without ``check_id`` and one per check the rows were quarantined for, ``rows`` the rows deleted.
+DISCARD_KIND = "discard"
 
 #: The columns an anomaly verdict adds to a window's or a batch check's row (NULL for other checks).
 VERDICT_COLUMNS: tuple[pa.Field, ...] = (
@@ -245,6 +253,24 @@ def release_rows(
     ]
 
 
+def discard_rows(
+    head: Mapping[str, Any],
+    status: str,
+    ts: datetime,
+    counts: Mapping[str | None, int],
+    *,
+    reason: str | None = None,
+) -> list[dict[str, Any]]:
+    """A discard's record rows (``kind = "discard"``, see :data:`DISCARD_KIND`); ``counts`` maps a check id
+    (None: the total) to the rows deleted."""
+    base = {**head, "kind": DISCARD_KIND, "check_type": DISCARD_KIND, "status": status, "validation_ts": ts}
+    totals = {None: 0, **counts}
+    return [
+        {**base, "check_id": check, "rows": n, "reason": reason if check is None else None}
+        for check, n in sorted(totals.items(), key=lambda kv: (kv[0] is not None, kv[0] or ""))
+    ]
+
+
 def decode_release_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """Release records by app id: ``started`` (the row), ``chunks`` (chunk number -> counts by check id,
     None for the totals), ``finished`` (the counts, or None while unfinished)."""
@@ -263,6 +289,21 @@ def decode_release_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str
     return out
 
 
+def finished_quarantine_counts(
+    rows: Iterable[Mapping[str, Any]],
+) -> dict[str, tuple[str, dict[str | None, int]]]:
+    """The finished releases and discards among results rows: app id -> (kind, rows released or deleted by
+    check id, None for the total)."""
+    out: dict[str, tuple[str, dict[str | None, int]]] = {}
+    for row in rows:
+        kind = row["kind"]
+        if kind not in (RELEASE_KIND, DISCARD_KIND) or row["status"] != "finished":
+            continue
+        n = row.get("rows_passed") if kind == RELEASE_KIND else row.get("rows")
+        out.setdefault(row["app_id"], (kind, {}))[1][row["check_id"]] = int(n or 0)
+    return out
+
+
 def results_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
     """Rows as an Arrow table of :data:`RESULTS_SCHEMA` (a column a row lacks is NULL)."""
     return pa.Table.from_pylist(list(rows), schema=RESULTS_SCHEMA)
@@ -273,7 +314,7 @@ def decode_outcomes(rows: Iterable[Mapping[str, Any]]) -> list[BatchOutcome]:
     batch id; its ``maintenance`` is the run its ``maintenance`` rows carry."""
     by_batch: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
     for row in rows:
-        if row["kind"] == RELEASE_KIND:  # a release's record, not a batch's
+        if row["kind"] in (RELEASE_KIND, DISCARD_KIND):  # a release's or a discard's record, not a batch's
             continue
         by_batch[int(row["batch_id"])].append(row)
     outcomes = []

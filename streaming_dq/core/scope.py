@@ -18,6 +18,9 @@ _UNITS = {
     "hours": 3600,
     "day": 86400,
     "days": 86400,
+    "s": 1,
+    "h": 3600,
+    "d": 86400,
 }
 _PATTERN = re.compile(r"^\s*(\d+)\s*([a-z]+)\s*$")
 

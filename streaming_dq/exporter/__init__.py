@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from streaming_dq.exporter.collector import BATCH_DURATION_BUCKETS
-from streaming_dq.exporter.follower import ResultsFollower, outcomes_from_results
+from streaming_dq.exporter.follower import QuarantineFollower, ResultsFollower, outcomes_from_results
 from streaming_dq.exporter.metrics import CheckLabels, GateMetrics
 from streaming_dq.exporter.server import MetricsServer, push_metrics, serve_metrics
 
@@ -28,6 +28,7 @@ __all__ = [
     "GateMetrics",
     "MetricsServer",
     "ProgressBridge",
+    "QuarantineFollower",
     "ResultsFollower",
     "outcomes_from_results",
     "push_metrics",

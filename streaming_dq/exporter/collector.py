@@ -71,6 +71,10 @@ class GateInstruments:
     maintenance_timestamp: Gauge
     maintenance_duration: Gauge
     maintenance_failures: Counter
+    released_rows: Counter
+    released_check_rows: Counter
+    discarded_rows: Counter
+    discarded_check_rows: Counter
 
     def all(self) -> tuple[MetricWrapperBase, ...]:
         """Return every instrument, in declaration order."""
@@ -204,6 +208,24 @@ def build_instruments() -> GateInstruments:
             "streaming_dq_maintenance_failures_total",
             "Maintenance runs that failed on a table (logged with the reason; the next run retries).",
             "table",
+        ),
+        released_rows=_counter(
+            "streaming_dq_released_rows_total",
+            "Quarantined rows a finished release appended to the pass table (from the results table).",
+        ),
+        released_check_rows=_counter(
+            "streaming_dq_released_check_rows_total",
+            "Released rows by a check they were quarantined for (a row may count for several).",
+            "check",
+        ),
+        discarded_rows=_counter(
+            "streaming_dq_discarded_rows_total",
+            "Quarantined rows a finished discard deleted (from the results table).",
+        ),
+        discarded_check_rows=_counter(
+            "streaming_dq_discarded_check_rows_total",
+            "Discarded rows by a check they were quarantined for (a row may count for several).",
+            "check",
         ),
     )
 

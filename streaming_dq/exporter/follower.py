@@ -18,12 +18,17 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from streaming_dq.core.outcome import BatchOutcome
-from streaming_dq.core.outcome_rows import decode_outcomes
+from streaming_dq.core.outcome_rows import (
+    DISCARD_KIND,
+    RELEASE_KIND,
+    decode_outcomes,
+    finished_quarantine_counts,
+)
 
 if TYPE_CHECKING:
     pass
 
-__all__ = ["ResultsFollower", "outcomes_from_results"]
+__all__ = ["QuarantineFollower", "ResultsFollower", "outcomes_from_results"]
 
 
 class ResultsFollower:
@@ -83,3 +88,61 @@ def outcomes_from_results(rows: list[dict[str, Any]]) -> list[BatchOutcome]:
     """Rebuild the :class:`BatchOutcome` of every batch whose ``kind = "batch"`` row is among ``rows`` (the
     results codec, :func:`~streaming_dq.core.outcome_rows.decode_outcomes`, the sink writes them with)."""
     return decode_outcomes(rows)
+
+
+class QuarantineFollower:
+    """The releases and discards of a gate's quarantine that finished, each reported once per process.
+
+    A release or a discard runs in a process of its own (``streaming-dq release``) and records itself in the
+    results table; the gate's exporter learns of it here. The first poll reports every finished one in the
+    table, so the counters it feeds are totals over the table's history: after a restart they come back to
+    the same values (Prometheus sees no reset) and grow only with new releases.
+
+    Args:
+        uri: The results table.
+        gate: The gate's name.
+        storage_options: delta-rs storage options (object stores).
+        every: Seconds between two reads of the table (:meth:`poll` returns nothing in between).
+        clock: Monotonic seconds.
+    """
+
+    def __init__(
+        self,
+        uri: str,
+        gate: str,
+        *,
+        storage_options: Mapping[str, str] | None = None,
+        every: float = 30.0,
+        clock: Any = None,
+    ) -> None:
+        import time
+
+        self.uri, self.gate, self.every = uri, gate, every
+        self.storage_options = dict(storage_options or {})
+        self._clock = clock or time.monotonic
+        self._due = float("-inf")
+        self.seen: set[str] = set()
+
+    def poll(self) -> list[tuple[str, dict[str | None, int]]]:
+        """``(kind, counts)`` of each release or discard that finished since the last read (see the class)."""
+        now = self._clock()
+        if now < self._due:
+            return []
+        self._due = now + self.every
+        from deltalake import DeltaTable
+
+        from streaming_dq.tables.reading import read_table, sql_literal
+
+        if not DeltaTable.is_deltatable(self.uri, storage_options=self.storage_options or None):
+            return []
+        predicate = (
+            f"gate = {sql_literal(self.gate)} AND status = 'finished'"
+            f" AND kind IN ({sql_literal(RELEASE_KIND)}, {sql_literal(DISCARD_KIND)})"
+        )
+        rows = read_table(self.uri, storage_options=self.storage_options, predicate=predicate).to_pylist()
+        new = []
+        for app_id, found in sorted(finished_quarantine_counts(rows).items()):
+            if app_id not in self.seen:
+                self.seen.add(app_id)
+                new.append(found)
+        return new

@@ -159,6 +159,21 @@ class GateMetrics:
         i.maintenance_timestamp.labels(gate).set(report.started_at.timestamp())
         i.maintenance_duration.labels(gate).set(report.seconds)
 
+    def record_quarantine(self, kind: str, counts: Mapping[str | None, int]) -> None:
+        """Count a finished release (``kind = "release"``: rows released) or discard (``"discard"``: rows
+        deleted): ``counts`` by check id the rows were quarantined for, None for the rows themselves."""
+        i, gate = self._i, self.gate
+        total, by_check = (
+            (i.released_rows, i.released_check_rows)
+            if kind == "release"
+            else (i.discarded_rows, i.discarded_check_rows)
+        )
+        for check, n in counts.items():
+            if check is None:
+                total.labels(gate).inc(n)
+            else:
+                by_check.labels(gate, check).inc(n)
+
     def record_failure(self, batch_id: int, error: BaseException) -> None:
         """Count a micro-batch that raised before it committed (Spark will replay it).
 

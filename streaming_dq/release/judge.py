@@ -10,8 +10,10 @@ fail-level check fails is ``released``; one that still fails stays ``quarantined
 Aggregate checks are not judged again: a release moves single rows, long after their batch and window were
 judged (see docs/quarantine.md). A row the gate quarantined because its batch failed an aggregate check (or
 drifted from the pass table's schema) keeps that reason - it still fails - unless the request names that
-check (``--check order-id-unique``: the operator accepts the batch). A malformed record keeps its reason too
-(its columns are empty; its raw text is not parsed again here).
+check (``--check order-id-unique``: the operator accepts the batch). A record that arrived malformed is parsed
+again from its ``_dq_raw`` (which the operator may have corrected) with the source's schema and options, as
+the stream would (:mod:`streaming_dq.sources.reparse`); where the source's records cannot be parsed from their
+text, it keeps its ``malformed-record`` reason.
 """
 
 from __future__ import annotations
@@ -29,13 +31,14 @@ from streaming_dq.core.sql import col
 from streaming_dq.engine.plan import MALFORMED_CHECK_ID, ValidationPlan
 from streaming_dq.engine.rules import ERROR_SPARK_TYPE
 from streaming_dq.sink.drift import DRIFT_CHECK_ID
-from streaming_dq.sink.schemas import ERRORS_COLUMN, QUARANTINE_COLUMNS, RELEASE_COLUMN
+from streaming_dq.sink.schemas import ERRORS_COLUMN, QUARANTINE_COLUMNS, RAW_COLUMN, RELEASE_COLUMN
 from streaming_dq.sink.setup import check_schema
 
 if TYPE_CHECKING:
     from streaming_dq.config.check_set import CheckSet
     from streaming_dq.release.request import ReleaseRequest
     from streaming_dq.sink.options import GateOptions
+    from streaming_dq.sources.reparse import RecordParser
 
 __all__ = ["DISCARDED", "RELEASED", "STILL_QUARANTINED", "ReleaseJudge", "ReleaseStamp", "eligible"]
 
@@ -75,6 +78,7 @@ class ReleaseJudge:
         request: The selection and the fixes.
         input_columns: The quarantined rows' own columns (the quarantine table's, without ``_dq_*``).
         references: The gate's reference datasets, resolved now.
+        parser: How the source parses a record's text (None: malformed records stay quarantined).
     """
 
     def __init__(
@@ -84,19 +88,21 @@ class ReleaseJudge:
         request: ReleaseRequest,
         input_columns: list[str],
         references: Mapping[str, DataFrame],
+        parser: RecordParser | None = None,
     ) -> None:
         self.options = options
         self.check_set = check_set
         self.request = request
         self.input_columns = input_columns
         self.references = references
+        self.parser = parser
         self.plan = ValidationPlan(
             check_set,
             fail_levels=options.fail_levels,
             profiles=options.profiles,
             event_time=options.event_time,
             timezone=options.timezone,
-            malformed_column=None,
+            malformed_column=parser.malformed if parser is not None else None,
         )
         self._checked = False
 
@@ -115,6 +121,19 @@ class ReleaseJudge:
             changes[fix.column] = value if where is None else F.when(where, value).otherwise(col(fix.column))
         return rows.withColumns(changes)
 
+    def prepared(self, rows: DataFrame, where: Column) -> DataFrame:
+        """What is judged of the rows where ``where`` holds: a record that arrived malformed parsed again from
+        its (corrected) ``_dq_raw`` - with the source's malformed column set where it still does not parse -
+        then the fixes applied. Deterministic: the pass rows are prepared again from the marked rows."""
+        out = rows
+        if self.parser is not None:
+            arrived_malformed = (
+                F.exists(F.col(ERRORS_COLUMN), lambda e: e["check-id"] == F.lit(MALFORMED_CHECK_ID))
+                & F.col(RAW_COLUMN).isNotNull()
+            )
+            out = self.parser.parse(out, RAW_COLUMN, where & arrived_malformed)
+        return self.fixed(out, where)
+
     def judged(self, rows: DataFrame, stamp: ReleaseStamp) -> DataFrame:
         """``rows`` (quarantine rows, every column) with ``_dq_release`` set on the selected ones."""
         if not self._checked:
@@ -123,10 +142,10 @@ class ReleaseJudge:
             )
             self._checked = True
         columns = rows.columns
-        originals = {c: f"__dq_release_orig{i}" for i, c in enumerate(f.column for f in self.request.fixes)}
+        originals = {c: f"__dq_release_orig{i}" for i, c in enumerate(self.input_columns)}
         marked = rows.withColumn(_SELECTED, self.selected(stamp.release_id))
         marked = marked.withColumns({alias: col(c) for c, alias in originals.items()})
-        fixed = self.fixed(marked, F.col(_SELECTED))
+        fixed = self.prepared(marked, F.col(_SELECTED))
         with self.plan.references(self.references):
             annotated = self.plan.annotate(fixed)
             rules = self.plan.rules
@@ -157,7 +176,7 @@ class ReleaseJudge:
         batch_level = {c.check_id for c in self.check_set if not isinstance(c, BaseRowCheck)} | {
             DRIFT_CHECK_ID
         }
-        sticky = sorted((batch_level - named) | {MALFORMED_CHECK_ID})
+        sticky = sorted((batch_level - named) | ({MALFORMED_CHECK_ID} if self.parser is None else set()))
         levels = sorted(s.value for s in self.options.fail_levels)
         ids = F.array(*[F.lit(i) for i in sticky])
         fail = F.array(*[F.lit(v) for v in levels])
@@ -175,7 +194,7 @@ class ReleaseJudge:
     def released(self, marked: DataFrame, pass_columns: list[str]) -> DataFrame:
         """The pass table's rows from the quarantine rows a release marked ``released``: fixed again (the
         fix is deterministic SQL), the quarantine's own columns dropped, in the pass table's column order."""
-        fixed = self.fixed(marked)
+        fixed = self.prepared(marked, F.lit(True))
         return fixed.select(*[col(c) for c in pass_columns if c in fixed.columns])
 
 

@@ -126,23 +126,27 @@ class Store(ABC):
         return RELEASE_COLUMN in self.schema(self.quarantine).names
 
     def open_rows(self, gate: str, until: datetime) -> DataFrame:
-        """The rows of :func:`open_predicate`, with a NULL ``_dq_release`` where the table has none yet (a dry
-        run writes nothing, not even the column)."""
+        """The rows of :func:`open_predicate`."""
+        return self.rows(open_predicate(gate, until, release_column=self.has_release_column()))
+
+    def rows(self, predicate: str) -> DataFrame:
+        """The quarantine rows matching ``predicate`` (every column; a NULL ``_dq_release`` where the table has
+        none yet: a dry run writes nothing, not even the column)."""
         from pyspark.sql import functions as F
         from pyspark.sql.pandas.types import from_arrow_type
 
-        if self.has_release_column():
-            return self.rows(open_predicate(gate, until))
-        rows = self.rows(open_predicate(gate, until, release_column=False))
-        return rows.withColumn(RELEASE_COLUMN, F.lit(None).cast(from_arrow_type(RELEASE_TYPE)))
+        frame = self._read(predicate)
+        if RELEASE_COLUMN in frame.columns:
+            return frame
+        return frame.withColumn(RELEASE_COLUMN, F.lit(None).cast(from_arrow_type(RELEASE_TYPE)))
 
     def committed(self, target: DeltaTarget, app_id: str) -> int | None:
         with writing(target, None):
             return self.writer.committed_version(target, app_id)
 
     @abstractmethod
-    def rows(self, predicate: str) -> DataFrame:
-        """The quarantine rows matching ``predicate`` (every column)."""
+    def _read(self, predicate: str) -> DataFrame:
+        """The quarantine rows matching ``predicate``, as the table has them."""
 
     @abstractmethod
     def replace(self, frame: DataFrame, predicate: str, txn: AppTransaction) -> None:
@@ -156,7 +160,7 @@ class Store(ABC):
 class DriverStore(Store):
     """delta-rs: rows read and committed on the driver (the embedded default)."""
 
-    def rows(self, predicate: str) -> DataFrame:
+    def _read(self, predicate: str) -> DataFrame:
         from pyspark.sql.pandas.types import from_arrow_schema
 
         from streaming_dq.tables.reading import read_table
@@ -165,7 +169,10 @@ class DriverStore(Store):
             data = read_table(
                 self.quarantine.uri, storage_options=self.quarantine.storage_options, predicate=predicate
             )
-        return self.spark.createDataFrame(data, schema=from_arrow_schema(data.schema))
+        schema = from_arrow_schema(data.schema)
+        if data.num_rows == 0:  # pyspark cannot build a frame from an Arrow table with no chunks
+            return self.spark.createDataFrame([], schema=schema)
+        return self.spark.createDataFrame(data, schema=schema)
 
     def replace(self, frame: DataFrame, predicate: str, txn: AppTransaction) -> None:
         data = conform(frame.toArrow(), self.schema(self.quarantine))
@@ -183,7 +190,7 @@ class SparkStore(Store):
 
     writer: SparkDeltaWriter
 
-    def rows(self, predicate: str) -> DataFrame:
+    def _read(self, predicate: str) -> DataFrame:
         reader = self.spark.read.format("delta").options(**self.quarantine.storage_options)
         return reader.load(self.quarantine.uri).where(predicate)
 

@@ -44,7 +44,13 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
 
     from streaming_dq.config.sections import SparkSection
-    from streaming_dq.exporter import GateMetrics, MetricsServer, ProgressBridge, ResultsFollower
+    from streaming_dq.exporter import (
+        GateMetrics,
+        MetricsServer,
+        ProgressBridge,
+        QuarantineFollower,
+        ResultsFollower,
+    )
     from streaming_dq.sink import QualityGate
 
 __all__ = ["FleetTotals", "GateFleet", "GateRun", "JobTotals", "check_fleet"]
@@ -204,6 +210,7 @@ class GateRun:
         self.query: StreamingQuery | None = None
         self.ended = False
         self._follower: ResultsFollower | None = None
+        self._quarantine: QuarantineFollower | None = None
         self._bridge: ProgressBridge | None = None
 
     def reads_delta(self) -> bool:
@@ -276,10 +283,12 @@ class GateRun:
                 c.targets.results or "", c.gate.name, f"{c.gate.name}:{self.query.id}", after=follow
             )
         if self.metrics is not None:
-            from streaming_dq.exporter import ProgressBridge
+            from streaming_dq.exporter import ProgressBridge, QuarantineFollower
 
             self._bridge = ProgressBridge(self.metrics, self.query.id)
             session.streams.addListener(self._bridge)
+            if self.config.targets.results:  # releases and discards record themselves there
+                self._quarantine = QuarantineFollower(self.config.targets.results, self.config.gate.name)
 
     def _follower_start(self, session: SparkSession) -> int | None:
         """Under Spark Connect: after which batch id the results table is new to this run.
@@ -316,7 +325,11 @@ class GateRun:
         return -1 if last is None else last
 
     def follow(self) -> None:
-        """Report the batches the server committed since the last look (Spark Connect only)."""
+        """Report the batches the server committed since the last look (Spark Connect only), and the releases
+        and discards of the gate's quarantine that finished (every 30 s)."""
+        if self._quarantine is not None and self.metrics is not None:
+            for kind, counts in self._quarantine.poll():
+                self.metrics.record_quarantine(kind, counts)
         if self._follower is None:
             return
         for outcome in self._follower.poll():

@@ -8,10 +8,12 @@ import csv
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -58,18 +60,21 @@ def wait_for(predicate: Any, proc: subprocess.Popen[bytes], seconds: float = 300
         time.sleep(0.05)
 
 
+@pytest.mark.parametrize("writer", ["delta-rs", "spark"])
 def test_sigkill_a_release_while_the_stream_runs_then_rerun_releases_each_row_once(
-    spark, tmp_path: Path
+    spark, tmp_path: Path, writer: str
 ) -> None:
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
     config, summary = make_orders_job(tmp_path, batches=8, rows=120)
     text = config.read_text(encoding="utf-8")
+    if writer == "spark":  # Spark's writer commits every batch itself, however small
+        text = text.replace("  writer: delta-rs", "  driver-commit-rows: 0\n  writer: spark")
     text = text.replace("trigger: available-now", 'trigger: {processing-time: "1 second"}')
     text = text.replace("refresh-seconds: 300", "refresh-seconds: 3600")  # the stream keeps its old reference
     config.write_text(text, encoding="utf-8")
     tables = tmp_path / "data" / "tables"
-    context = f"seed {seed}"
+    context = f"seed {seed}, writer {writer}"
 
     stream = start(["run", str(config)], tmp_path / "run.log", tmp_path)
     try:
@@ -107,6 +112,25 @@ def test_sigkill_a_release_while_the_stream_runs_then_rerun_releases_each_row_on
         rerun = CliRunner().invoke(app, [*args, "--json"])
         assert rerun.exit_code == 0, rerun.stdout + rerun.stderr[-3000:] + context
         first = json.loads(rerun.stdout)
+
+        # the running stream's /metrics learns of the finished releases from the results table
+        url = re.search(r"metrics at (\S+)", (tmp_path / "run.log").read_text(errors="replace"))
+        assert url, (tmp_path / "run.log").read_text()[-3000:]
+        results = read_table(str(tables / "orders_results")).to_pylist()
+        expected = sum(
+            r["rows_passed"]
+            for r in results
+            if r["kind"] == "release" and r["status"] == "finished" and r["check_id"] is None
+        )
+        assert expected > 0, context
+        deadline, scraped = time.monotonic() + 90, None
+        while time.monotonic() < deadline and scraped != expected:
+            with urllib.request.urlopen(url.group(1), timeout=10) as response:
+                text = response.read().decode()
+            found = re.search(r'^streaming_dq_released_rows_total\{gate="orders"\} (\S+)$', text, re.M)
+            scraped = int(float(found.group(1))) if found else None
+            time.sleep(1)
+        assert scraped == expected, (scraped, expected, context)
     finally:
         kill(stream)
 

@@ -220,3 +220,64 @@ def test_a_batch_quarantined_for_an_aggregate_stays_unless_the_release_names_tha
     accepted = release(gate, spark, ReleaseRequest(checks=("batch-small",)))  # the operator accepts the batch
     assert (accepted.released, accepted.still_quarantined) == (3, 0)
     assert sorted(r["id"] for r in rows(tmp_path / "pass")) == [1, 2, 3]
+
+
+def test_a_corrected_malformed_line_is_parsed_again_and_released(spark, tmp_path, writer):
+    from deltalake import DeltaTable
+    from pyspark.sql.types import StructType
+
+    from streaming_dq.sink import with_corrupt_record_column
+    from streaming_dq.sources.reparse import RecordParser
+
+    customers(tmp_path / "customers", [1])
+    gate = make(tmp_path, writer)
+    bad_amount = '{"id": 2, "customer_id": 1, "amount": "ten", "ts": "2026-11-01T10:00:00Z"}'
+    cut_off = '{"id": 3, "customer_id": 1, "amou'
+    land(tmp_path / "landing", "b000", [order(1, 1), bad_amount, cut_off])
+    schema = with_corrupt_record_column(SCHEMA)
+    sdf = spark.readStream.format("json").schema(schema).load(str(tmp_path / "landing"))
+    run(gate, sdf, tmp_path / "checkpoint")
+    quarantined = rows(tmp_path / "quarantine")
+    assert sorted(r["_dq_raw"] for r in quarantined) == sorted([bad_amount, cut_off])
+    by_raw = {r["_dq_raw"]: r for r in quarantined}  # Spark keeps the fields it could parse (PERMISSIVE)
+    assert (by_raw[bad_amount]["id"], by_raw[bad_amount]["amount"], by_raw[cut_off]["id"]) == (2, None, None)
+
+    malformed = ReleaseRequest(checks=("malformed-record",))
+    without = release(gate, spark, malformed, dry_run=True)  # no parser: malformed stays malformed
+    assert (without.released, without.still_quarantined) == (0, 2)
+
+    fixed_line = bad_amount.replace('"ten"', "10.0")
+    DeltaTable(str(tmp_path / "quarantine")).update(
+        updates={"_dq_raw": "'" + fixed_line.replace("'", "''") + "'"}, predicate="_dq_raw LIKE '%\"ten\"%'"
+    )  # the operator corrects the raw text in the quarantine table itself
+    parser = RecordParser(StructType.fromDDL(SCHEMA), {}, "_corrupt_record", None)
+    report = release(gate, spark, malformed, parser=parser)
+    assert (report.released, report.still_quarantined) == (1, 1)
+    passed = {r["id"]: r for r in rows(tmp_path / "pass")}
+    assert sorted(passed) == [1, 2] and passed[2]["amount"] == 10.0 and passed[2]["customer_id"] == 1
+    still = next(r for r in rows(tmp_path / "quarantine") if r["_dq_raw"] == cut_off)
+    assert [e["check-id"] for e in still["_dq_release"]["errors"]] == ["malformed-record"]
+
+
+def test_discard_deletes_the_old_rows_of_the_checks_named_and_records_it(spark, tmp_path, writer):
+    from datetime import timedelta
+
+    from streaming_dq.release.discard import discard
+
+    customers(tmp_path / "customers", [1])
+    gate = make(tmp_path, writer)
+    stream_batches(spark, tmp_path, gate, [[order(1, 5), order(2, 1, amount=None), order(3, 6)]])
+    before = version(tmp_path / "quarantine")
+
+    young = discard(gate, spark, timedelta(days=90), dry_run=True)
+    assert young.discarded == 0  # nothing is 90 days old
+    dry = discard(gate, spark, timedelta(0), checks=("customer-known",), dry_run=True)
+    assert (dry.discarded, dry.per_check) == (2, {"customer-known": 2})
+    assert version(tmp_path / "quarantine") == before  # a dry run writes nothing
+
+    report = discard(gate, spark, timedelta(0), checks=("customer-known",))
+    assert (report.discarded, report.resumed) == (2, False)
+    assert [r["id"] for r in rows(tmp_path / "quarantine")] == [2]  # the amount row stays
+    assert version(tmp_path / "quarantine") == before + 1  # one commit
+    records = [r for r in rows(tmp_path / "results") if r["kind"] == "discard" and r["check_id"] is None]
+    assert sorted((r["status"], r["rows"]) for r in records) == [("finished", 2), ("started", 2)]

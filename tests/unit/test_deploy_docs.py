@@ -107,6 +107,8 @@ def exposed_registry() -> CollectorRegistry:
 
     tables = (TableReport("pass", "/t/p", 9, 1), TableReport("results", "/t/r", error="DeltaError: conflict"))
     metrics.record_maintenance(MaintenanceReport(moment, tables, 0.5))
+    metrics.record_quarantine("release", {None: 2, "customer-known": 2})
+    metrics.record_quarantine("discard", {None: 1, "amount-positive": 1})
     return registry
 
 
@@ -202,7 +204,9 @@ def test_every_required_alert_has_annotations_and_a_runbook_section() -> None:
         page, _, anchor = annotations["runbook_url"].partition("#")
         assert (page, anchor) == ("docs/runbook.md", name.lower())
         assert anchor in anchors, f"docs/runbook.md has no section for {name}"
-    assert anchors == {name.lower() for name in REQUIRED_ALERTS}
+    # Sections for alerts are named after them; others (procedures) are not, and no alert section is orphaned.
+    alert_sections = {anchor for anchor in anchors if anchor.startswith("streamingdq")}
+    assert alert_sections == {name.lower() for name in REQUIRED_ALERTS}
 
 
 def test_every_alert_is_unit_tested_firing_and_not_firing() -> None:

@@ -456,3 +456,25 @@ def _no_leak() -> Iterator[None]:
     before = {family.name for family in REGISTRY.collect()}
     yield
     assert {family.name for family in REGISTRY.collect()} == before
+
+
+def test_released_and_discarded_rows_are_counted_by_gate_and_check() -> None:
+    from prometheus_client import CollectorRegistry
+
+    from streaming_dq.exporter import GateMetrics
+
+    registry = CollectorRegistry()
+    metrics = GateMetrics("orders", registry=registry)
+    metrics.record_quarantine("release", {None: 3, "customer-known": 3, "amount-positive": 1})
+    metrics.record_quarantine("release", {None: 1, "customer-known": 1})
+    metrics.record_quarantine("discard", {None: 2, "amount-positive": 2})
+    value = registry.get_sample_value
+    assert value("streaming_dq_released_rows_total", {"gate": "orders"}) == 4
+    assert value("streaming_dq_released_check_rows_total", {"gate": "orders", "check": "customer-known"}) == 4
+    assert (
+        value("streaming_dq_released_check_rows_total", {"gate": "orders", "check": "amount-positive"}) == 1
+    )
+    assert value("streaming_dq_discarded_rows_total", {"gate": "orders"}) == 2
+    assert (
+        value("streaming_dq_discarded_check_rows_total", {"gate": "orders", "check": "amount-positive"}) == 2
+    )

@@ -122,3 +122,37 @@ def test_release_rows_decode_by_release_and_batch_decoding_skips_them() -> None:
     }
     assert entry["finished"] == {None: (3, 1), "customer-known": (3, 1)}
     assert decode_outcomes(table.to_pylist()) == []  # not a batch's rows
+
+
+def test_the_quarantine_follower_reports_each_finished_release_once(tmp_path) -> None:
+    from deltalake import write_deltalake
+
+    from streaming_dq.exporter import QuarantineFollower
+
+    ts = datetime(2026, 12, 3, tzinfo=UTC)
+    results = str(tmp_path / "results")
+
+    def finish(app_id: str, kind: str, status: str = "finished") -> None:
+        head = {"gate": "orders", "app_id": app_id, "batch_id": None}
+        if kind == "release":
+            rows = release_rows(head, status, ts, counts={None: (2, 1), "customer-known": (2, 1)})
+        else:
+            from streaming_dq.core.outcome_rows import discard_rows
+
+            rows = discard_rows(head, status, ts, {None: 5, "amount-positive": 5})
+        write_deltalake(results, results_table(rows), mode="append")
+
+    clock = [0.0]
+    follower = QuarantineFollower(results, "orders", every=30.0, clock=lambda: clock[0])
+    assert follower.poll() == []  # no table yet
+    finish("orders/release/r1", "release")
+    finish("orders/release/r2", "release", status="chunk")  # not finished: not counted
+    clock[0] = 31.0
+    assert follower.poll() == [("release", {None: 2, "customer-known": 2})]
+    finish("orders/discard/d1", "discard")
+    clock[0] = 40.0
+    assert follower.poll() == []  # not due yet
+    clock[0] = 62.0
+    assert follower.poll() == [("discard", {None: 5, "amount-positive": 5})]
+    clock[0] = 100.0
+    assert follower.poll() == []  # each once
