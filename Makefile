@@ -76,7 +76,7 @@ bench-quick: $(STAMP) $(JARS)
 	$(PY) -m benchmarks.run --quick
 	$(PY) -m benchmarks.distributed --quick
 	$(PY) -m benchmarks.catalog --quick
-	$(PY) -m benchmarks.calendar --quick
+	$(PY) -m benchmarks.profile_cost --quick
 	$(PY) -m benchmarks.small_batches --quick
 	$(PY) -m benchmarks.fleet --quick
 

@@ -39,7 +39,7 @@ def make_plot(results_json: Path, image: Path, log: Any = print) -> str | None:
         if not made:
             log("matplotlib could not be installed: no plot")
             return None
-    # -P: the script's folder stays off sys.path (benchmarks/calendar.py would shadow the standard library's)
+    # -P: the benchmarks folder stays off sys.path, so none of its modules can shadow one of the standard library
     done = subprocess.run([str(python), "-P", __file__, str(results_json), str(image)], check=False)
     if done.returncode != 0:
         log("plot subprocess failed: no plot")

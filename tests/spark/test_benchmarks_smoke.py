@@ -80,7 +80,7 @@ def test_the_catalog_benchmark_sets_grow_and_build() -> None:
 
 
 def test_the_calendar_benchmark_measures_every_variant(spark: object, tmp_path: Path) -> None:
-    from benchmarks.calendar import VARIANTS, measure
+    from benchmarks.profile_cost import VARIANTS, measure
 
     result = measure(spark, rows=2000, batches=1, rounds=1, work=tmp_path)
     assert set(result["variants"]) == set(VARIANTS)

@@ -155,7 +155,7 @@ def test_a_calendar_mixed_with_other_profiles_agrees_with_python_at_the_table_s_
 def test_the_regime_mask_is_computed_once_per_row_and_the_calendar_is_one_lookup(spark: Any) -> None:
     """A structural fact behind the calendar's cost (#27): the regime ordinal compares the mask once per
     regime, so an inlined mask was evaluated 12 times per row, each time with one text ``IN`` per holiday
-    (a US calendar made every batch 3-5x slower; benchmarks/calendar.py measures it)."""
+    (a US calendar made every batch 3-5x slower; benchmarks/profile_cost.py measures it)."""
     from streaming_dq.engine.regime_table import RegimeTable
     from streaming_dq.profiles import PublicHolidayProfile
 

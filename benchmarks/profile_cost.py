@@ -1,4 +1,4 @@
-"""``python -m benchmarks.calendar [--quick]``: what an event-time profile costs a gate's batch.
+"""``python -m benchmarks.profile_cost [--quick]``: what an event-time profile costs a gate's batch.
 
 One session, one cached batch of flights over ten days (a timestamp in New York time, a delay, a carrier),
 handed to :class:`~streaming_dq.sink.QualityGate` (driver router, delta-rs) as successive micro-batches, in
