@@ -147,6 +147,10 @@ class LocalBrokerError(StreamingDQError, RuntimeError):
     """The local Kafka broker (:mod:`streaming_dq.devtools.local_kafka`) did not start: its log's tail says why."""
 
 
+class LocalServerError(LocalBrokerError):
+    """A local test server (the S3 server of :mod:`streaming_dq.devtools.local_s3`) did not start."""
+
+
 class ConfigTypeError(ConfigError, TypeError):
     """A configuration value or an API argument has the wrong type (also a ``TypeError``)."""
 

@@ -84,3 +84,13 @@ def cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     with standalone_cluster(tmp_path_factory.mktemp("standalone-cluster")) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """An S3-compatible server process (moto_server) on 127.0.0.1 with bucket ``lake``, once per test session;
+    it checks signatures, so wrong credentials are refused."""
+    from streaming_dq.devtools.local_s3 import local_s3
+
+    with local_s3(tmp_path_factory.mktemp("s3-server"), buckets=("lake",)) as server:
+        yield server

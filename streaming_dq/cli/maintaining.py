@@ -96,22 +96,25 @@ def run_maintain(config_path: Path, console: Console, *, as_json: bool, **overri
     from streaming_dq.config.loader import load_gate_config
     from streaming_dq.maintenance import maintain
     from streaming_dq.metrics.store import MetricsStore
-    from streaming_dq.tables import DeltaTarget
 
     config = load_gate_config(config_path)
     policy = policy_for(config, **overrides)  # type: ignore[arg-type]
     writer, session = _writer(config)
     try:
         targets, missing = {}, []
-        for role, path in config.targets.paths().items():
-            target = DeltaTarget(path)
+        for role, target in config.tables().items():
             if writer.table_schema(target) is None:
-                missing.append((role, path))
+                missing.append((role, target.uri))
             else:
                 targets[role] = target
         metrics = None
         if "metrics" in targets:
-            metrics = (MetricsStore(targets["metrics"].uri, writer=writer), config.gate.name)
+            store = MetricsStore(
+                targets["metrics"].uri,
+                storage_options=dict(targets["metrics"].storage_options),
+                writer=writer,
+            )
+            metrics = (store, config.gate.name)
         try:
             report = maintain(writer, targets, policy, metrics=metrics)
         except ConfigError as exc:

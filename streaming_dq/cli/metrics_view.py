@@ -65,6 +65,7 @@ def load_lines(config: Path, *, window: str | None, check: str | None) -> Metric
     from streaming_dq.config.loader import load_gate_config
     from streaming_dq.core.scope import parse_window
     from streaming_dq.metrics.store import metrics_table
+    from streaming_dq.tables.storage import delta_rs_options
 
     loaded = load_gate_config(config)
     checks = list(loaded.check_set())
@@ -78,12 +79,20 @@ def load_lines(config: Path, *, window: str | None, check: str | None) -> Metric
     path = loaded.targets.metrics
     if not path:
         raise ConfigError("no metrics table configured", source=str(config), field_path="targets.metrics")
-    if not DeltaTable.is_deltatable(path):
+    table = loaded.table("metrics")
+    if not DeltaTable.is_deltatable(path, storage_options=delta_rs_options(table.storage_options)):
         raise ConfigError(
             f"the metrics table {path} does not exist yet: run the gate first", source=str(config),
             field_path="targets.metrics",
         )  # fmt: skip
-    lines = metrics_table(path, gate=loaded.gate.name, window=window, check=check, checks=checks)
+    lines = metrics_table(
+        path,
+        gate=loaded.gate.name,
+        window=window,
+        check=check,
+        checks=checks,
+        storage_options=table.storage_options,
+    )
     return MetricsView(loaded.gate.name, loaded.gate.timezone, lines)
 
 

@@ -27,7 +27,7 @@ which also expands ``${ENV}`` variables and resolves relative paths against the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import (
     BeforeValidator,
@@ -38,6 +38,7 @@ from pydantic import (
 from streaming_dq.config.check_set import CheckSet
 from streaming_dq.config.fields import (
     NonEmpty,
+    OptionValue,
     Section,
     Trigger,
 )
@@ -62,6 +63,10 @@ from streaming_dq.core.severity import Severity, normalize_severity
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.profiles.config import ProfileList
 from streaming_dq.profiles.profiles import Profile
+from streaming_dq.tables.storage import merged
+
+if TYPE_CHECKING:
+    from streaming_dq.tables import DeltaTarget
 
 __all__ = ["GateConfig", "gate_config_json_schema"]
 
@@ -120,6 +125,11 @@ class GateConfig(Section):
         default="auto",
         description="The format of checks: detected (auto), ours (native) or DQX's rules (dqx).",
     )
+    storage_options: dict[str, OptionValue] = Field(
+        default_factory=dict,
+        description="Object-store options for every table, source and reference of the gate (a section's "
+        "own storage-options override them key by key); write secrets as ${ENV}.",
+    )
 
     _source_file: str | None = PrivateAttr(default=None)
     #: The checks built when the file was validated (``load_gate_config``), so a job never builds them twice.
@@ -167,6 +177,27 @@ class GateConfig(Section):
             return checks
         column, policy = self.source.unknown_fields_column, self.source.unknown_fields
         return checks.add_check(unknown_fields_check(column, policy, list(self.fail_levels)))
+
+    def table(self, role: str) -> DeltaTarget:
+        """The configured table ``role`` (``pass``, ``quarantine``, ``results``, ``metrics``) with its storage
+        options (the gate-wide ones under ``targets.storage-options``).
+
+        Raises:
+            KeyError: ``role`` is not configured.
+        """
+        from streaming_dq.tables import DeltaTarget
+
+        return DeltaTarget(
+            self.targets.paths()[role], merged(self.storage_options, self.targets.storage_options)
+        )
+
+    def tables(self) -> dict[str, DeltaTarget]:
+        """Every configured table by its config key, with its storage options."""
+        return {role: self.table(role) for role in self.targets.paths()}
+
+    def reference_storage_options(self, name: str) -> dict[str, str]:
+        """The storage options of reference dataset ``name`` (the gate-wide ones under its own)."""
+        return merged(self.storage_options, self.reference_datasets[name].storage_options)
 
     def profile_objects(self) -> list[Profile]:
         """The profile objects of ``profiles:``, in config order (a public-holiday calendar as one per holiday)."""

@@ -3,8 +3,9 @@
 A missing landing folder (what you get when you skip a job's ``generate.py``), a missing reference file, or a
 table under a regular file or under ``/proc`` would otherwise fail deep inside Spark or delta-rs, after the
 JVM started and, for some, after other tables were created. Each is one :class:`ConfigError` naming the file
-and the field, before anything is written. Only local paths (plain or ``file:``) are checked; a store such as
-``s3://`` is left to its client.
+and the field, before anything is written. Local paths (plain or ``file:``) are checked on the file system;
+a table on an object store (``s3://`` ...) is asked once per bucket through delta-rs with its storage options
+(a missing bucket, refused credentials, an endpoint that does not answer).
 """
 
 from __future__ import annotations
@@ -72,6 +73,35 @@ def _writable_problem(location: str) -> str | None:
     return None
 
 
+def _store_problems(config: GateConfig) -> list[tuple[str, str | None]]:
+    """The gate's tables on S3 whose commits would not be safe, then (when they are) the tables and Delta
+    references on an object store that the store refuses (a missing bucket, refused credentials, no answer),
+    each bucket asked once, with no secret in the reason."""
+    from streaming_dq.tables.storage import store_problem, unsafe_commit_problem
+
+    roles = config.tables()
+    places = [(f"targets.{role}", t.uri, dict(t.storage_options)) for role, t in roles.items()]
+    places += [
+        (f"reference-datasets.{name}.path", r.path, config.reference_storage_options(name))
+        for name, r in config.reference_datasets.items()
+        if r.format == "delta"
+    ]
+    found: list[tuple[str, str | None]] = []
+    for field, uri, options in places[: len(roles)]:
+        unsafe = unsafe_commit_problem(uri, options, os.environ)
+        if unsafe is not None and all(reason != unsafe for _, reason in found):  # said once for all tables
+            found.append((field, unsafe))
+    asked: dict[tuple[str, str], str | None] = {}
+    for field, uri, options in places:
+        if local_path(uri) is not None or found:  # an unsafe commit mode is reason enough to stop
+            continue
+        bucket = (uri.split("://", 1)[-1].split("/", 1)[0], repr(sorted(options.items())))
+        if bucket not in asked:  # one answer per bucket and options: the same refusal is not repeated
+            asked[bucket] = store_problem(uri, options)
+            found.append((field, asked[bucket]))
+    return found
+
+
 def path_problems(config: GateConfig) -> list[ConfigError]:
     """Every local path of ``config`` that the job could not read or write, one ConfigError each."""
     found: list[tuple[str, str | None]] = []
@@ -93,6 +123,7 @@ def path_problems(config: GateConfig) -> list[ConfigError]:
     found.append(("checkpoint", _writable_problem(config.checkpoint)))
     for key, table in config.targets.paths().items():
         found.append((f"targets.{key}", _writable_problem(table)))
+    found += _store_problems(config)
     return [
         ConfigError(reason, source=config.source_file, field_path=field) for field, reason in found if reason
     ]

@@ -116,6 +116,13 @@ class TargetsSection(Section):
         "delta-rs may write the table (local paths, protocols it fully supports); 0: every write through Spark.",
     )
 
+    storage_options: dict[str, OptionValue] = Field(
+        default_factory=dict,
+        description="Object-store options of the gate's tables (over the gate-wide storage-options), in "
+        "delta-rs's spelling: AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, "
+        "aws_conditional_put ...; write secrets as ${ENV}.",
+    )
+
     def paths(self) -> dict[str, str]:
         """The configured tables by their config key (``pass``, ``quarantine`` ...)."""
         named = {"pass": self.pass_table, "quarantine": self.quarantine}
@@ -210,6 +217,9 @@ class ReferenceDatasetConfig(Section):
     options: dict[str, OptionValue] = Field(default_factory=dict)
     refresh_seconds: float = Field(
         default=0.0, ge=0, description="Re-read after this many seconds; 0 re-reads it every batch."
+    )
+    storage_options: dict[str, OptionValue] = Field(
+        default_factory=dict, description="Object-store options (over the gate-wide storage-options)."
     )
 
 

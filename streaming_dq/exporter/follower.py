@@ -24,6 +24,7 @@ from streaming_dq.core.outcome_rows import (
     decode_outcomes,
     finished_quarantine_counts,
 )
+from streaming_dq.tables.storage import delta_rs_options
 
 if TYPE_CHECKING:
     pass
@@ -65,7 +66,7 @@ class ResultsFollower:
 
         from streaming_dq.tables.reading import read_table, sql_literal
 
-        if not DeltaTable.is_deltatable(self.uri, storage_options=self.storage_options or None):
+        if not DeltaTable.is_deltatable(self.uri, storage_options=delta_rs_options(self.storage_options)):
             return []
         predicate = f"app_id = {sql_literal(self.app_id)} AND gate = {sql_literal(self.gate)}"
         if after is not None:
@@ -133,7 +134,7 @@ class QuarantineFollower:
 
         from streaming_dq.tables.reading import read_table, sql_literal
 
-        if not DeltaTable.is_deltatable(self.uri, storage_options=self.storage_options or None):
+        if not DeltaTable.is_deltatable(self.uri, storage_options=delta_rs_options(self.storage_options)):
             return []
         predicate = (
             f"gate = {sql_literal(self.gate)} AND status = 'finished'"

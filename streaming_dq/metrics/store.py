@@ -31,6 +31,7 @@ from streaming_dq.metrics.rollup import ROLLUP_SCOPE, roll_up_records
 from streaming_dq.metrics.window_update import WindowUpdate
 from streaming_dq.states import state_from_record
 from streaming_dq.states.keyed import ROWS_STATE, merge_named
+from streaming_dq.tables.storage import delta_rs_options
 
 if TYPE_CHECKING:
     from streaming_dq.core.outcome import WindowOutcome
@@ -247,7 +248,9 @@ class MetricsStore:
 
         from streaming_dq.tables.reading import sql_literal
 
-        if not DeltaTable.is_deltatable(self.path, storage_options=self.storage_options):
+        if not DeltaTable.is_deltatable(
+            self.path, storage_options=delta_rs_options(self.storage_options or {})
+        ):
             return METRICS_SCHEMA.empty_table()
         predicate = f"gate = {sql_literal(gate)}" if gate is not None else None
         return self.writer.read(self.target, predicate=predicate)
@@ -352,6 +355,7 @@ def metrics_table(
     window: str | None = None,
     check: str | None = None,
     checks: Mapping[str, Any] | Sequence[Any] | None = None,
+    storage_options: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """What ``streaming-dq metrics CONFIG [--window W] [--check ID]`` prints, one dict per line.
 
@@ -366,12 +370,13 @@ def metrics_table(
         check: Only this check id.
         checks: The configured checks (by id, or a sequence): their ``metric_value`` turns lifetime states
             into the metric; without them a single-state check shows its state's value, others None.
+        storage_options: The table's object-store options.
 
     Example:
         >>> for line in metrics_table("/data/metrics", gate="orders", window="1 day"):  # doctest: +SKIP
         ...     print(line["check"], line["window_start"], line["raw"], line["status"])
     """
-    store = MetricsStore(store_path)
+    store = MetricsStore(store_path, storage_options=dict(storage_options or {}))
     if window is not None:
         return [
             {"check": r["check_id"], "window": r["window"], "window_start": r["window_start"],

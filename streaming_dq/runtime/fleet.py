@@ -279,8 +279,13 @@ class GateRun:
             from streaming_dq.exporter import ResultsFollower
 
             c = self.config
+            results = c.table("results")
             self._follower = ResultsFollower(
-                c.targets.results or "", c.gate.name, f"{c.gate.name}:{self.query.id}", after=follow
+                results.uri,
+                c.gate.name,
+                f"{c.gate.name}:{self.query.id}",
+                after=follow,
+                storage_options=results.storage_options,
             )
         if self.metrics is not None:
             from streaming_dq.exporter import ProgressBridge, QuarantineFollower
@@ -288,7 +293,10 @@ class GateRun:
             self._bridge = ProgressBridge(self.metrics, self.query.id)
             session.streams.addListener(self._bridge)
             if self.config.targets.results:  # releases and discards record themselves there
-                self._quarantine = QuarantineFollower(self.config.targets.results, self.config.gate.name)
+                results = self.config.table("results")
+                self._quarantine = QuarantineFollower(
+                    results.uri, self.config.gate.name, storage_options=results.storage_options
+                )
 
     def _follower_start(self, session: SparkSession) -> int | None:
         """Under Spark Connect: after which batch id the results table is new to this run.
@@ -321,7 +329,8 @@ class GateRun:
             app_id = f"{c.gate.name}:{read_query_id(session, c.checkpoint)}"
         except ConfigError:  # no query ran on this checkpoint yet
             return -1
-        last = ResultsFollower(c.targets.results, c.gate.name, app_id).last
+        results = c.table("results")
+        last = ResultsFollower(results.uri, c.gate.name, app_id, storage_options=results.storage_options).last
         return -1 if last is None else last
 
     def follow(self) -> None:

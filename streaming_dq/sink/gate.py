@@ -215,7 +215,14 @@ class QualityGate:
 
         gate = cls.__new__(cls)
         references = {
-            name: ReferenceSpec(r.format, r.path, r.schema_, dict(r.options), r.refresh_seconds)
+            name: ReferenceSpec(
+                r.format,
+                r.path,
+                r.schema_,
+                dict(r.options),
+                r.refresh_seconds,
+                config.reference_storage_options(name),
+            )
             for name, r in config.reference_datasets.items()
         }
         options = GateOptions.from_config(config, profiles=profiles)

@@ -143,9 +143,9 @@ class GateOptions:
         c = config
         return cls.of(
             c.gate.name,
-            pass_table=c.targets.pass_table,
-            quarantine_table=c.targets.quarantine,
-            results_table=c.targets.results,
+            pass_table=c.table("pass"),
+            quarantine_table=c.table("quarantine"),
+            results_table=c.table("results") if c.targets.results else None,
             fail_levels=c.fail_levels,
             event_time=c.gate.event_time,
             timezone=c.gate.timezone,
@@ -156,7 +156,7 @@ class GateOptions:
             on_aggregate_failure=c.on_aggregate_failure,
             schema_drift=c.schema_drift,
             malformed_column=c.source.malformed_column,
-            metrics_table=c.targets.metrics,
+            metrics_table=c.table("metrics") if c.targets.metrics else None,
             allowed_lateness=c.gate.lateness,
             late_data=c.gate.late_data,
             reopen_horizon=c.gate.horizon,

@@ -44,6 +44,7 @@ class ReferenceSpec:
         schema: A DDL schema; without one Spark infers it, which costs a job per read.
         options: Reader options (``{"header": "true"}`` ...).
         refresh_seconds: Re-read the data when it is older than this; 0 re-reads it every batch.
+        storage_options: Object-store options for delta-rs (:mod:`streaming_dq.tables.storage`); never shown.
 
     Example:
         >>> ReferenceSpec("csv", "/data/customers", schema="customer_id STRING", options={"header": "true"})
@@ -55,6 +56,7 @@ class ReferenceSpec:
     schema: str | None = None
     options: Mapping[str, str] = field(default_factory=dict)
     refresh_seconds: float = 0.0
+    storage_options: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     def load(self, spark: SparkSession) -> DataFrame:
         """Read the dataset (lazily when a schema is given)."""
@@ -71,7 +73,7 @@ class ReferenceSpec:
     def _load_with_delta_rs(self, spark: SparkSession) -> DataFrame:
         from streaming_dq.tables.reading import read_table
 
-        table = read_table(self.path, storage_options=self.options)
+        table = read_table(self.path, storage_options={**self.options, **self.storage_options})
         df = spark.createDataFrame(table)
         if not self.schema:
             return df

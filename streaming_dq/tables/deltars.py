@@ -9,6 +9,7 @@ calls it on the driver.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
@@ -17,6 +18,8 @@ import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from deltalake.exceptions import DeltaError, TableNotFoundError
 
+from streaming_dq.exceptions import ConfigError
+from streaming_dq.tables.storage import delta_rs_options, unsafe_commit_problem
 from streaming_dq.tables.targets import AppTransaction, Compaction, DeltaTarget, TableWriter, is_local_uri
 
 logger = logging.getLogger("streaming_dq.tables")
@@ -58,7 +61,7 @@ class DeltaRsWriter(TableWriter):
 
     @staticmethod
     def _options(target: DeltaTarget) -> dict[str, str] | None:
-        return dict(target.storage_options) or None
+        return delta_rs_options(target.storage_options)
 
     def _open(self, target: DeltaTarget) -> DeltaTable | None:
         """The table at its latest version (None: no table there)."""
@@ -97,6 +100,9 @@ class DeltaRsWriter(TableWriter):
         return None if table is None else pa.schema(table.schema().to_arrow())
 
     def create_table(self, target: DeltaTarget, schema: pa.Schema) -> None:
+        unsafe = unsafe_commit_problem(target.uri, target.storage_options, os.environ)
+        if unsafe is not None:  # before the first commit: a second writer could silently lose this one's
+            raise ConfigError(f"{target.uri}: {unsafe}", field_path="storage-options")
         DeltaTable.create(
             target.uri,
             schema=schema,

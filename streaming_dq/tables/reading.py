@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 
+from streaming_dq.tables.storage import delta_rs_options
+
 __all__ = ["read_table", "sql_literal"]
 
 
@@ -55,7 +57,7 @@ def read_table(
     """
     from deltalake import DeltaTable
 
-    table = DeltaTable(uri, storage_options=dict(storage_options) if storage_options else None)
+    table = DeltaTable(uri, storage_options=delta_rs_options(storage_options or {}))
     schema = pa.schema(table.schema().to_arrow())
     if columns is not None:
         schema = pa.schema([schema.field(c) for c in columns])

@@ -22,6 +22,7 @@ from typing import ClassVar
 import pyarrow as pa
 
 from streaming_dq.exceptions import ConfigError, TargetWriteError
+from streaming_dq.tables.storage import delta_rs_options, mask
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,8 @@ class DeltaTarget:
 
     Attributes:
         uri: Path or URI of the table (``/data/orders_pass``, ``s3://bucket/orders_pass`` ...).
-        storage_options: Object-store options passed to delta-rs (credentials, S3 locking provider ...).
+        storage_options: Object-store options (credentials, endpoint, commit mode ...) in delta-rs's spelling
+            (:mod:`streaming_dq.tables.storage`); never shown by ``repr``.
         partition_by: Partition columns; only used when the gate creates the table.
         configuration: Delta table properties set when the gate creates the table. Never set
             ``delta.setTransactionRetentionDuration``: expiring the transaction ids would let very old
@@ -42,7 +44,7 @@ class DeltaTarget:
     """
 
     uri: str
-    storage_options: Mapping[str, str] = field(default_factory=dict)
+    storage_options: Mapping[str, str] = field(default_factory=dict, repr=False)
     partition_by: tuple[str, ...] = ()
     configuration: Mapping[str, str | None] = field(default_factory=dict)
 
@@ -175,7 +177,7 @@ class TableWriter(ABC):
         from deltalake.exceptions import TableNotFoundError
 
         try:
-            table = DeltaTable(target.uri, storage_options=dict(target.storage_options) or None)
+            table = DeltaTable(target.uri, storage_options=delta_rs_options(target.storage_options))
         except TableNotFoundError:
             return {}
         return {k: v for k, v in table.metadata().configuration.items() if v is not None}
@@ -232,4 +234,5 @@ def writing(target: DeltaTarget, batch_id: int | None) -> Iterator[None]:
     except TargetWriteError:
         raise
     except Exception as exc:
-        raise TargetWriteError(target.uri, batch_id, f"{type(exc).__name__}: {exc}") from exc
+        reason = mask(f"{type(exc).__name__}: {exc}", target.storage_options)  # a client may echo an option
+        raise TargetWriteError(target.uri, batch_id, reason) from exc

@@ -5,13 +5,17 @@ one SparkSession (``--master``: local[2] or a standalone cluster's URL), one fil
 writing ``OUT/pass``, ``OUT/quarantine`` and ``OUT/results`` with the checkpoint in ``OUT/checkpoint``, with
 delta-rs or Spark's Delta writer (``--writer``) and either router (``--routing``). Each committed batch prints
 one line; ``--conf key=value`` sets Spark conf (e.g. a small ``spark.driver.maxResultSize``);
-``--maintain-every N`` makes the gate maintain its tables every N batches (its log lines are printed).
+``--maintain-every N`` makes the gate maintain its tables every N batches (its log lines are printed);
+``--tables URI`` puts the tables there instead (``s3://lake/run``), with the storage options in the JSON of the
+environment variable ``CRASH_JOB_STORAGE_OPTIONS`` (so the keys never reach a command line).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -22,7 +26,7 @@ from conftest import build_spark_session
 from streaming_dq.config.check_set import CheckSet
 from streaming_dq.core.outcome import BatchOutcome
 from streaming_dq.maintenance import MaintenancePolicy
-from streaming_dq.sink import QualityGate, with_corrupt_record_column
+from streaming_dq.sink import DeltaTarget, QualityGate, with_corrupt_record_column
 
 SCHEMA = "id BIGINT, amount DOUBLE, ts TIMESTAMP"
 CHECKS = [
@@ -52,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", choices=["json", "parquet"], default="json")
     parser.add_argument("--conf", action="append", default=[], help="key=value")
     parser.add_argument("--maintain-every", type=int, default=None, help="maintenance every N batches")
+    parser.add_argument("--tables", default=None, help="where the tables go (default OUT)")
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stdout, level=logging.WARNING, format="%(name)s: %(message)s")
     logging.getLogger("streaming_dq.maintenance").setLevel(logging.INFO)  # its lines mark a run's progress
@@ -61,12 +66,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     spark = build_spark_session(args.master, {**cluster, **dict(c.split("=", 1) for c in args.conf)})
     spark.sparkContext.setLogLevel("ERROR")
+    tables = (args.tables or str(out)).rstrip("/")
+    options = json.loads(os.environ.get("CRASH_JOB_STORAGE_OPTIONS", "{}"))
     gate = QualityGate(
         "crash-test",
         CheckSet.from_dicts(CHECKS),
-        pass_table=str(out / "pass"),
-        quarantine_table=str(out / "quarantine"),
-        results_table=str(out / "results"),
+        pass_table=DeltaTarget(f"{tables}/pass", options),
+        quarantine_table=DeltaTarget(f"{tables}/quarantine", options),
+        results_table=DeltaTarget(f"{tables}/results", options),
         writer=args.writer,
         routing=args.routing,
         driver_commit_rows=args.driver_commit_rows,

@@ -4,7 +4,7 @@ The job (``gate_crash_job.py``) runs in its own process group with its own Spark
 landing file per micro-batch on a processing-time trigger. It is killed twice, each time a moment after
 it committed something new (so the kill lands anywhere: mid-validation, between the pass and quarantine
 commits, before Spark's checkpoint commit ...), then run to completion with ``availableNow`` (in the test
-process, on the test session: the restarted driver). The same with
+process, on the test session: the restarted driver). The same with the tables on an S3 server, and with
 a Kafka topic as the source, run by ``streaming-dq run`` on the shipped ``jobs/payments_kafka`` config. Afterwards
 every input id is in exactly one of the pass and quarantine tables, exactly once.
 """
@@ -20,11 +20,12 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from streaming_dq.devtools.local_s3 import S3Server
 from streaming_dq.tables import read_table
 
 pytestmark = pytest.mark.integration
@@ -90,10 +91,14 @@ def batches_committed(out: Path) -> int:
     return max(len(list(log.glob("*.json"))) - 1, 0) if log.is_dir() else 0
 
 
-def kill_after_progress(proc: subprocess.Popen[bytes], out: Path, rng: random.Random) -> None:
-    """Wait until the job completes a batch, then SIGKILL its process group a random moment later."""
-    before, deadline = batches_committed(out), time.monotonic() + PROGRESS_WAIT_SECONDS
-    while batches_committed(out) == before and proc.poll() is None and time.monotonic() < deadline:
+def kill_after_progress(
+    proc: subprocess.Popen[bytes], out: Path, rng: random.Random, committed: Callable[[], int] | None = None
+) -> None:
+    """Wait until the job completes a batch (``committed``: batches so far; those of the results table under
+    ``out`` by default), then SIGKILL its process group a random moment later."""
+    count = committed or (lambda: batches_committed(out))
+    before, deadline = count(), time.monotonic() + PROGRESS_WAIT_SECONDS
+    while count() == before and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(rng.uniform(0.0, 1.5))
     os.killpg(proc.pid, signal.SIGKILL)
@@ -193,6 +198,46 @@ def test_sigkill_at_random_points_then_restart_keeps_every_row_exactly_once(
         table = DeltaTable(str(out / "pass"))
         assert "OPTIMIZE" in [h["operation"] for h in table.history()], context
         assert len(table.file_uris()) < files, context  # one file per batch without compaction
+
+
+def test_sigkill_a_job_writing_to_the_object_store_then_restart_keeps_every_row_exactly_once(
+    tmp_path: Path, request: pytest.FixtureRequest, s3: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tables on the S3 server (delta-rs commits by conditional put), the checkpoint on local disk: two
+    kills at random moments, a restart, every row in exactly one table once."""
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    landing, out, log = tmp_path / "landing", tmp_path / "out", tmp_path / "job.log"
+    everything, failing = write_landing(landing)
+    prefix = f"crash-{seed}"
+    options = s3.storage_options()
+    monkeypatch.setenv("CRASH_JOB_STORAGE_OPTIONS", json.dumps(options))
+    tables = ("--tables", f"s3://lake/{prefix}", "--maintain-every", str(MAINTAIN_EVERY))
+
+    def committed() -> int:
+        return max(sum(k.endswith(".json") for k in s3.keys("lake", f"{prefix}/results/_delta_log/")) - 1, 0)
+
+    for _ in range(2):
+        with job(landing, out, "processing-time", log, *tables) as proc:
+            kill_after_progress(proc, out, rng, committed)
+    killed_at = committed()
+    request.getfixturevalue("spark")
+    import gate_crash_job
+
+    assert gate_crash_job.main([str(landing), str(out), "--trigger", "available-now", *tables]) == 0
+
+    def ids(role: str) -> Counter[int]:
+        return Counter(
+            read_table(f"s3://lake/{prefix}/{role}", storage_options=options).column("id").to_pylist()
+        )
+
+    passed, quarantined = ids("pass"), ids("quarantine")
+    context = f"seed {seed}; job log:\n{log.read_text()[-3000:]}"
+    assert passed + quarantined == Counter(everything), context
+    assert set(quarantined) == failing, context
+    assert 0 < killed_at < committed(), context
+    assert not (out / "pass").exists()  # the tables went to the store, not to local disk
+    assert s3.secret_key not in log.read_text(errors="replace")
 
 
 def test_sigkill_a_kafka_job_run_by_the_cli_then_restart_keeps_every_message_exactly_once(

@@ -1,0 +1,162 @@
+"""A gate job whose tables are on an S3 server (moto_server, a process of its own), configured in YAML.
+
+The shipped orders job with its four tables moved to ``s3://lake/...`` and ``storage-options:`` written with
+``${ENV}`` for the keys: ``streaming-dq run`` streams into the store, the tables are read back from it, and
+the secret key appears nowhere: not in ``validate``'s or ``run``'s output, not in any row of the four tables,
+not on ``/metrics``. A wrong bucket, a wrong secret key and an unsafe commit mode each end the job before its
+first batch, exit 2, with one line naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from jobs_support import CLI, in_order, make_orders_job
+
+from streaming_dq.devtools.local_s3 import S3Server
+from streaming_dq.tables.reading import read_table
+
+pytestmark = pytest.mark.integration
+
+STORAGE = """
+storage-options:
+  AWS_ENDPOINT_URL: {endpoint}
+  AWS_REGION: us-east-1
+  AWS_ALLOW_HTTP: "true"
+  aws_conditional_put: etag      # commits by conditional put: safe with concurrent writers
+  AWS_ACCESS_KEY_ID: ${{DQ_S3_KEY}}
+  AWS_SECRET_ACCESS_KEY: ${{DQ_S3_SECRET}}
+"""
+ROLES = {"pass": "orders_pass", "quarantine": "orders_quarantine", "results": "orders_results",
+         "metrics": "orders_metrics"}  # fmt: skip
+
+
+def on_the_store(config: Path, s3: S3Server, tables: str) -> None:
+    """Move the config's tables to ``tables`` (an ``s3://`` prefix) and add the store's options."""
+    text = config.read_text(encoding="utf-8")
+    for name in ROLES.values():
+        assert f"data/tables/{name}" in text
+        text = text.replace(f"data/tables/{name}", f"{tables}/{name}")
+    text = text.replace("trigger: available-now ", 'trigger: {processing-time: "1 second"} ')
+    assert "processing-time" in text
+    config.write_text(text + STORAGE.format(endpoint=s3.endpoint), encoding="utf-8")
+
+
+def cli_env(s3: S3Server, secret: str | None = None) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYSPARK_PYTHON": sys.executable,
+        "COLUMNS": "200",
+        "DQ_S3_KEY": s3.access_key,
+        "DQ_S3_SECRET": secret if secret is not None else s3.secret_key,
+    }
+
+
+def table_rows(s3: S3Server, uri: str) -> list[dict[str, object]]:
+    return read_table(uri, storage_options=s3.storage_options()).to_pylist()
+
+
+def test_a_job_streams_into_tables_on_the_store_and_its_secret_appears_nowhere(tmp_path: Path, s3: S3Server):
+    config, summary = make_orders_job(tmp_path, batches=2, rows=30)
+    in_order(summary["files"])
+    tables = f"s3://lake/orders-{tmp_path.name}"
+    on_the_store(config, s3, tables)
+    env = cli_env(s3)
+    secret = s3.secret_key
+
+    validated = subprocess.run([str(CLI), "validate", str(config)], capture_output=True, text=True, env=env)
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    assert secret not in validated.stdout + validated.stderr
+
+    log = tmp_path / "run.log"
+    with log.open("w") as out:
+        run = subprocess.Popen(
+            [str(CLI), "run", str(config), "--timeout", "600"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
+    try:
+        deadline, url = time.monotonic() + 300, None
+        while time.monotonic() < deadline and run.poll() is None:
+            found = re.search(
+                r"metrics at (http://127\.0\.0\.1:\d+/metrics)", log.read_text(errors="replace")
+            )
+            url = found[1] if found else None
+            if url and len(re.findall(r"^batch ", log.read_text(errors="replace"), re.M)) >= 2:
+                break
+            time.sleep(0.5)
+        assert url is not None and run.poll() is None, log.read_text()
+        with urllib.request.urlopen(url, timeout=10) as response:
+            exposition = response.read().decode()
+        assert "streaming_dq_rows_total{" in exposition and 'gate="orders"' in exposition, exposition[:2000]
+        run.send_signal(signal.SIGINT)
+        assert run.wait(timeout=120) == 130, log.read_text()
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    output = log.read_text(errors="replace")
+
+    rows = {role: table_rows(s3, f"{tables}/{name}") for role, name in ROLES.items()}
+    assert len(rows["pass"]) + len(rows["quarantine"]) == summary["records"]
+    assert rows["results"] and rows["metrics"]
+    assert not (tmp_path / "data" / "tables").exists()  # nothing went to local disk
+    keys = s3.keys("lake", f"orders-{tmp_path.name}/")
+    assert {k.split("/")[1] for k in keys} == set(ROLES.values())
+    for place, text in [("validate", validated.stdout), ("run output", output), ("/metrics", exposition)] + [
+        (f"{role} table", repr(values)) for role, values in rows.items()
+    ]:
+        assert secret not in text, place
+        assert s3.access_key not in text, place
+
+
+UNSAFE = ("aws_conditional_put: etag ", 'AWS_S3_ALLOW_UNSAFE_RENAME: "true" ')
+
+
+@pytest.mark.parametrize(
+    ("what", "tables", "secret", "edit", "reason"),
+    [
+        ("bucket", "s3://no-such-bucket/orders", None, None, "bucket 'no-such-bucket' does not exist"),
+        ("secret", "s3://lake/orders-secret", "PLANTED-wrong-secret-0123", None, "refused the secret key"),
+        ("unsafe", "s3://lake/orders-unsafe", None, UNSAFE, "AWS_S3_ALLOW_UNSAFE_RENAME lets two writers"),
+    ],
+)
+def test_a_wrong_bucket_secret_or_commit_mode_ends_the_job_before_its_first_batch_with_one_line(
+    tmp_path: Path,
+    s3: S3Server,
+    what: str,
+    tables: str,
+    secret: str | None,
+    edit: tuple[str, str] | None,
+    reason: str,
+):
+    config, _ = make_orders_job(tmp_path, batches=1, rows=10)
+    on_the_store(config, s3, tables)
+    if edit is not None:
+        assert edit[0] in config.read_text()
+        config.write_text(config.read_text().replace(*edit))
+    done = subprocess.run(
+        [str(CLI), "run", str(config), "--timeout", "120"],
+        capture_output=True,
+        text=True,
+        env=cli_env(s3, secret),
+        cwd=tmp_path,
+        timeout=300,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 2, output
+    errors = [line for line in output.splitlines() if reason in line]
+    assert len(errors) == 1 and "targets.pass" in errors[0] and "orders.yaml" in errors[0], output
+    assert "batch " not in output and not (tmp_path / "data" / "state").exists(), output  # before Spark ran
+    assert s3.secret_key not in output and (secret is None or secret not in output), output

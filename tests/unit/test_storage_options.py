@@ -1,0 +1,135 @@
+"""Storage options: where the config's keys go, how they merge, and that their secrets are never shown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from streaming_dq.config.loader import load_gate_config
+from streaming_dq.exceptions import ConfigError, TargetWriteError
+from streaming_dq.sink.references import ReferenceSpec
+from streaming_dq.tables import DeltaTarget
+from streaming_dq.tables.storage import delta_rs_options, mask, merged, redacted
+from streaming_dq.tables.targets import writing
+
+SECRET = "PLANTED-secret-7f3a9"
+
+
+def write_config(tmp_path: Path, **sections: object) -> Path:
+    data = {
+        "gate": {"name": "orders"},
+        "source": {"format": "parquet", "path": "s3a://lake/landing"},
+        "checkpoint": "state",
+        "targets": {"pass": "s3://lake/pass", "quarantine": "s3://lake/quarantine", "results": "s3://lake/r"},
+        "checks": [{"check": "null-check", "check-id": "id", "columns": ["id"]}],
+        **sections,
+    }
+    path = tmp_path / "gate.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_a_section_s_options_override_the_gate_wide_ones_key_by_key(tmp_path, monkeypatch):
+    monkeypatch.setenv("DQ_SECRET", SECRET)
+    path = write_config(
+        tmp_path,
+        **{
+            "storage-options": {"AWS_REGION": "us-east-1", "AWS_SECRET_ACCESS_KEY": "${DQ_SECRET}"},
+            "reference-datasets": {
+                "customers": {
+                    "format": "delta",
+                    "path": "s3://refs/customers",
+                    "storage-options": {"AWS_REGION": "eu-west-1"},
+                }
+            },
+        },
+    )
+    config = load_gate_config(path)
+    config = config.model_copy(
+        update={"targets": config.targets.model_copy(update={"storage_options": {"AWS_ALLOW_HTTP": "true"}})}
+    )
+    table = config.table("results")
+    assert table.uri == "s3://lake/r"  # a URI is left as written, not resolved against the config's folder
+    assert dict(table.storage_options) == {
+        "AWS_REGION": "us-east-1",
+        "AWS_SECRET_ACCESS_KEY": SECRET,  # expanded from the environment
+        "AWS_ALLOW_HTTP": "true",
+    }
+    assert set(config.tables()) == {"pass", "quarantine", "results"}
+    assert config.reference_storage_options("customers") == {
+        "AWS_REGION": "eu-west-1",
+        "AWS_SECRET_ACCESS_KEY": SECRET,
+    }
+
+
+def test_an_unset_secret_variable_names_the_file_and_the_field(tmp_path, monkeypatch):
+    monkeypatch.delenv("DQ_SECRET", raising=False)
+    path = write_config(tmp_path, **{"storage-options": {"AWS_SECRET_ACCESS_KEY": "${DQ_SECRET}"}})
+    with pytest.raises(ConfigError) as caught:
+        load_gate_config(path)
+    message = str(caught.value)
+    assert (
+        "gate.yaml" in message
+        and "storage-options.AWS_SECRET_ACCESS_KEY" in message
+        and "DQ_SECRET" in message
+    )
+
+
+def test_a_target_and_a_reference_never_show_their_secret():
+    options = {
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:9000",
+        "AWS_SECRET_ACCESS_KEY": SECRET,
+        "token": SECRET + "x",
+    }
+    target = DeltaTarget("s3://lake/pass", options)
+    spec = ReferenceSpec("delta", "s3://lake/customers", storage_options=options)
+    for shown in (repr(target), str(target), repr(spec), repr(redacted(options))):
+        assert SECRET not in shown, shown
+    assert redacted(options)["AWS_ENDPOINT_URL"] == "http://127.0.0.1:9000"  # not a secret: shown
+    assert mask(f"failed: {SECRET}x and {SECRET}", options) == "failed: *** and ***"
+
+
+def test_a_client_error_that_repeats_a_secret_is_masked_in_the_batch_s_error():
+    target = DeltaTarget("s3://lake/pass", {"AWS_SECRET_ACCESS_KEY": SECRET})
+    with pytest.raises(TargetWriteError) as caught, writing(target, 3):
+        raise OSError(f"request signed with {SECRET} was refused")
+    assert SECRET not in str(caught.value) and "***" in str(caught.value)
+    assert "s3://lake/pass" in str(caught.value)
+
+
+def test_hadoop_keys_are_not_given_to_delta_rs_and_layers_merge_in_order():
+    assert delta_rs_options({"fs.s3a.endpoint": "x", "spark.hadoop.a": "y"}) is None
+    assert delta_rs_options({"fs.s3a.endpoint": "x", "AWS_REGION": "r"}) == {"AWS_REGION": "r"}
+    assert merged({"a": "1", "b": "1"}, None, {"b": "2"}) == {"a": "1", "b": "2"}
+
+
+def test_commits_on_s3_need_conditional_writes_or_a_lock_and_unsafe_rename_is_refused():
+    from streaming_dq.tables.storage import unsafe_commit_problem
+
+    assert "aws_conditional_put: etag" in (unsafe_commit_problem("s3://lake/t", {}, {}) or "")
+    assert "UNSAFE_RENAME" in (
+        unsafe_commit_problem(
+            "s3a://lake/t", {"aws_conditional_put": "etag", "allow_unsafe_rename": "true"}, {}
+        )
+        or ""
+    )
+    assert unsafe_commit_problem("s3://lake/t", {"AWS_S3_LOCKING_PROVIDER": "dynamodb"}, {}) is None
+    assert (
+        unsafe_commit_problem("s3://lake/t", {}, {"AWS_CONDITIONAL_PUT": "etag"}) is None
+    )  # the environment
+    assert unsafe_commit_problem("/data/t", {}, {}) is None
+    assert unsafe_commit_problem("abfss://c@a.dfs.core.windows.net/t", {}, {}) is None  # atomic there
+
+
+def test_a_gate_refuses_to_create_a_table_on_s3_without_a_safe_commit_mode():
+    import pyarrow as pa
+
+    from streaming_dq.tables import DeltaRsWriter
+
+    with pytest.raises(ConfigError) as caught:
+        DeltaRsWriter().create_table(
+            DeltaTarget("s3://lake/pass", {"AWS_REGION": "us-east-1"}), pa.schema([])
+        )
+    assert "s3://lake/pass" in str(caught.value) and "conditional" in str(caught.value)
