@@ -71,6 +71,7 @@ bench: $(STAMP) $(JARS)
 	$(PY) -m benchmarks.distributed
 	$(PY) -m benchmarks.small_batches
 	$(PY) -m benchmarks.fleet
+	$(PY) -m benchmarks.release
 
 bench-quick: $(STAMP) $(JARS)
 	$(PY) -m benchmarks.run --quick
@@ -79,6 +80,7 @@ bench-quick: $(STAMP) $(JARS)
 	$(PY) -m benchmarks.profile_cost --quick
 	$(PY) -m benchmarks.small_batches --quick
 	$(PY) -m benchmarks.fleet --quick
+	$(PY) -m benchmarks.release --quick
 
 clean:
 	rm -rf $(VENV) .demo .jars .pytest_cache .mypy_cache .ruff_cache

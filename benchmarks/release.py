@@ -127,7 +127,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--rows", type=int, default=1_000_000)
     p.add_argument("--chunk-rows", type=int, default=None, help="the release's chunk size (default: its own)")
     p.add_argument("--writers", default=",".join(WRITERS))
+    p.add_argument("--quick", action="store_true", help="100,000 rows instead of --rows")
     args = p.parse_args(argv)
+    if args.quick:
+        args.rows = 100_000
     spark = build_spark()
     pids = [os.getpid(), spark.sparkContext._jvm.ProcessHandle.current().pid()]
     result: dict[str, Any] = {"rows": args.rows, "writers": {}}
