@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from streaming_dq.core.outcome import MaintenanceReport, TableReport, duration_text
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.maintenance.policy import ZORDER_ROLES, MaintenancePolicy
+from streaming_dq.tables.storage import mask
 from streaming_dq.tables.targets import LOG_RETENTION_PROPERTY
 
 if TYPE_CHECKING:
@@ -134,7 +135,8 @@ def _maintain_one(
         logger.debug("maintenance of %s failed", target.uri, exc_info=True)
         return TableReport(
             role, target.uri, files_before, files_before, seconds=time.monotonic() - clock,
-            error=f"{type(exc).__name__}: {exc}", **done,  # type: ignore[arg-type]
+            error=mask(f"{type(exc).__name__}: {exc}", target.storage_options),
+            **done,  # type: ignore[arg-type]
         )  # fmt: skip
     return TableReport(
         role,

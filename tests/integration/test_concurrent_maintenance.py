@@ -1,0 +1,118 @@
+"""A second and a third writer on the gate's tables while it streams: ``streaming-dq maintain`` (compaction,
+log checkpoint, a vacuum with a safe retention) from another process, and Spark's ``OPTIMIZE`` from this one.
+
+The gate (``streaming-dq run`` on the orders job, delta-rs, a processing-time trigger) only appends, so its
+commits and a compaction's do not conflict by Delta's rules (a blind append reads nothing another commit
+removed) and neither writer has to retry; the commit itself is the creation of the next log file, which fails
+for the second of two writers on the same version, and that one commits again on the next. Afterwards every
+record is in exactly one table once, and the tables' histories show the three writers' commits interleaved.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from jobs_support import CLI, in_order, make_orders_job
+
+from streaming_dq.devtools.local_s3 import S3Server
+from streaming_dq.tables.reading import read_table
+
+pytestmark = pytest.mark.integration
+
+BATCHES, ROWS = 5, 30
+
+
+def batches_in(results: str, options: dict[str, str] | None) -> int:
+    from deltalake import DeltaTable
+
+    if not DeltaTable.is_deltatable(results, storage_options=options):
+        return 0
+    table = read_table(results, storage_options=options, predicate="kind = 'batch'")
+    return len(set(table.column("batch_id").to_pylist()))
+
+
+def history(uri: str, options: dict[str, str] | None) -> list[dict[str, object]]:
+    from deltalake import DeltaTable
+
+    return sorted(DeltaTable(uri, storage_options=options).history(), key=lambda h: int(h["version"]))
+
+
+@pytest.mark.parametrize("where", ["local", "s3"])
+def test_maintenance_and_optimize_from_other_processes_lose_and_duplicate_nothing(
+    tmp_path: Path, request: pytest.FixtureRequest, where: str
+) -> None:
+    config, summary = make_orders_job(tmp_path, batches=BATCHES, rows=ROWS)
+    in_order(summary["files"])
+    text = config.read_text(encoding="utf-8").replace(
+        "trigger: available-now ", 'trigger: {processing-time: "1 second"} '
+    )
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    options: dict[str, str] | None = None
+    if where == "s3":
+        s3: S3Server = request.getfixturevalue("s3")
+        options = s3.storage_options()
+        text = text.replace("data/tables/", f"s3://lake/maintained-{tmp_path.name}/")
+        text += "\nstorage-options:\n" + "".join(f"  {k}: ${{DQ_{i}}}\n" for i, k in enumerate(options))
+        env.update({f"DQ_{i}": v for i, v in enumerate(options.values())})
+        tables = f"s3://lake/maintained-{tmp_path.name}"
+    else:
+        tables = str(tmp_path / "data" / "tables")
+    assert "processing-time" in text
+    config.write_text(text, encoding="utf-8")
+    results, passed = f"{tables}/orders_results", f"{tables}/orders_pass"
+
+    hold = tmp_path / "hold"  # the landing files come back one at a time, each while the others write
+    hold.mkdir()
+    files = sorted(Path(f) for f in summary["files"])
+    for f in files:
+        os.replace(f, hold / f.name)
+
+    log = tmp_path / "run.log"
+    with log.open("w") as out:
+        run = subprocess.Popen(
+            [str(CLI), "run", str(config), "--timeout", "900"],
+            stdout=out, stderr=subprocess.STDOUT, env=env, cwd=tmp_path,
+        )  # fmt: skip
+    maintained = optimized = 0
+    try:
+        for k, f in enumerate(files):
+            os.replace(hold / f.name, f)  # the gate's next batch starts within its trigger interval ...
+            if k > 0:  # ... while the other writers compact what the earlier batches wrote
+                done = subprocess.run(
+                    [str(CLI), "maintain", str(config), "--vacuum", "7 days", "--json"],
+                    capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
+                )  # fmt: skip
+                assert done.returncode == 0, done.stdout + done.stderr
+                maintained += 1
+                if where == "local":  # Spark's OPTIMIZE on the store needs S3A (not set up here)
+                    spark = request.getfixturevalue("spark")
+                    spark.sql(f"OPTIMIZE delta.`{passed}`").collect()
+                    optimized += 1
+            deadline = time.monotonic() + 300
+            while batches_in(results, options) <= k and time.monotonic() < deadline and run.poll() is None:
+                time.sleep(0.2)
+            assert batches_in(results, options) == k + 1, log.read_text()
+        run.send_signal(signal.SIGINT)
+        assert run.wait(timeout=120) == 130, log.read_text()
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+
+    pass_rows = read_table(passed, storage_options=options).num_rows
+    quarantined = read_table(f"{tables}/orders_quarantine", storage_options=options).num_rows
+    context = f"maintained {maintained}, optimized {optimized}; log:\n{log.read_text()[-3000:]}"
+    assert pass_rows + quarantined == summary["records"], context  # nothing lost, nothing twice
+    assert maintained == BATCHES - 1, context
+    operations = [str(h["operation"]) for h in history(passed, options)]
+    first_maintenance = operations.index("OPTIMIZE")
+    assert "WRITE" in operations[first_maintenance:], (operations, context)  # the gate wrote after it
+    if where == "local":
+        engines = {str(h.get("engineInfo", "")).split("/")[0] for h in history(passed, options)}
+        assert "Apache-Spark" in engines, (engines, context)
