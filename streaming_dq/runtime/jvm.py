@@ -51,8 +51,8 @@ __all__ = [
     "spark_conf",
 ]
 
-BundleName = Literal["delta", "kafka", "avro", "kafka-broker"]
-BUNDLES: tuple[BundleName, ...] = ("delta", "kafka", "avro", "kafka-broker")
+BundleName = Literal["delta", "kafka", "avro", "kafka-broker", "s3"]
+BUNDLES: tuple[BundleName, ...] = ("delta", "kafka", "avro", "kafka-broker", "s3")
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
@@ -86,6 +86,16 @@ def _spark_version() -> str:
     return str(pyspark.__version__)
 
 
+def spark_hadoop_version() -> str:
+    """The version of the Hadoop client pyspark ships (``hadoop-client-api-<version>.jar``)."""
+    import pyspark
+
+    jars = Path(pyspark.__file__).parent / "jars"
+    for jar in sorted(jars.glob("hadoop-client-api-*.jar")):
+        return jar.name.removeprefix("hadoop-client-api-").removesuffix(".jar")
+    raise ConfigError(f"pyspark ships no hadoop-client-api JAR in {jars}: cannot choose hadoop-aws")
+
+
 def _minor(version: str) -> str:
     return ".".join(version.split(".")[:2])
 
@@ -112,6 +122,8 @@ def bundle(name: BundleName, *, spark_version: str | None = None) -> tuple[Maven
         return (MavenArtifact("org.apache.spark", "spark-avro_2.13", version),)
     if name == "kafka-broker":
         return (MavenArtifact("org.apache.kafka", "kafka_2.13", KAFKA_BROKER_VERSION),)
+    if name == "s3":  # S3A for Spark: the hadoop-aws of Spark's own Hadoop client, and the AWS SDK it needs
+        return (MavenArtifact("org.apache.hadoop", "hadoop-aws", spark_hadoop_version()),)
     raise ConfigError(f"unknown JAR bundle {name!r}: expected one of {', '.join(BUNDLES)}")
 
 
