@@ -5,7 +5,7 @@ PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed
 # JVM artifacts (delta-spark ...) fetched from Maven Central by `make jars`; the library finds them here.
 export STREAMING_DQ_JARS ?= $(CURDIR)/.jars
-BUNDLES = delta kafka avro kafka-broker
+BUNDLES = delta kafka avro kafka-broker s3
 JARS    = $(foreach b,$(BUNDLES),$(STREAMING_DQ_JARS)/$(b)/manifest.json)
 
 .PHONY: demo demo-kafka test test-fast install jars lint typecheck imports promtool prometheus-bin bench bench-quick clean

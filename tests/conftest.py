@@ -18,14 +18,14 @@ os.environ.setdefault("STREAMING_DQ_JARS", str(REPO / ".jars"))
 
 
 def delta_conf() -> dict[str, str]:
-    """The conf that loads the fetched delta-spark, Kafka-reader and spark-avro JARs; a clear failure when
-    `make jars` has not run."""
+    """The conf that loads the fetched delta-spark, Kafka-reader, spark-avro and S3A JARs; a clear failure
+    when `make jars` has not run."""
     from streaming_dq.runtime.jvm import bundle_jars, jars_home, spark_conf
 
-    for bundle in ("delta", "kafka", "avro"):
+    for bundle in ("delta", "kafka", "avro", "s3"):
         if bundle_jars(bundle) is None:
             raise RuntimeError(f"no {bundle} JARs in {jars_home()}: run `make jars` (make test does)")
-    return {**spark_conf(["delta", "kafka", "avro"]), "spark.databricks.delta.snapshotPartitions": "2"}
+    return {**spark_conf(["delta", "kafka", "avro", "s3"]), "spark.databricks.delta.snapshotPartitions": "2"}
 
 
 def build_spark_session(master: str = "local[2]", conf: dict[str, str] | None = None):  # type: ignore[no-untyped-def]

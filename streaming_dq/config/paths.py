@@ -34,9 +34,14 @@ def local_path(location: str) -> Path | None:
 
 
 def absolute_location(location: str) -> str:
-    """A local checkpoint path made absolute (a Connect server's batch worker runs in another directory)."""
+    """A local checkpoint path made absolute (a Connect server's batch worker runs in another directory); a
+    URI as Spark names it (``s3://`` is S3A's ``s3a://``)."""
+    from streaming_dq.tables.storage import spark_uri
+
     path = local_path(location)
-    if path is None or urlparse(location).scheme == "file":
+    if path is None:
+        return spark_uri(location)
+    if urlparse(location).scheme == "file":
         return location
     return os.path.abspath(location)
 

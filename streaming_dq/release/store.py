@@ -191,8 +191,7 @@ class SparkStore(Store):
     writer: SparkDeltaWriter
 
     def _read(self, predicate: str) -> DataFrame:
-        reader = self.spark.read.format("delta").options(**self.quarantine.storage_options)
-        return reader.load(self.quarantine.uri).where(predicate)
+        return self.writer.read_frame(self.quarantine).where(predicate)
 
     def replace(self, frame: DataFrame, predicate: str, txn: AppTransaction) -> None:
         with writing(self.quarantine, txn.version):

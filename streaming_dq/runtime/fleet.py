@@ -36,7 +36,7 @@ from streaming_dq.config.gate_config import GateConfig
 from streaming_dq.core.base_check import BaseCheck, BaseRowCheck
 from streaming_dq.core.outcome import BatchOutcome, CheckKind, WindowOutcome
 from streaming_dq.exceptions import ConfigError
-from streaming_dq.runtime.session import build_spark_session, read_stream, source_bundles
+from streaming_dq.runtime.session import build_spark_session, read_stream, source_bundles, storage_conf
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -493,7 +493,11 @@ class GateFleet:
             return self._session, False
         writers = {c.targets.writer for c in self.configs}
         writer = "spark" if "spark" in writers else "auto" if "auto" in writers else "delta-rs"
-        bundles = sorted({b for c in self.configs for b in source_bundles(c.source)})
+        stores = [storage_conf(c) for c in self.configs]
+        bundles = sorted(
+            {b for c in self.configs for b in source_bundles(c.source)} | {b for s, _ in stores for b in s}
+        )
+        hadoop = {k: v for _, settings in stores for k, v in settings.items()}
         names = [c.gate.name for c in self.configs]
         app_name = f"streaming-dq-{names[0]}" if len(names) == 1 else f"streaming-dq-{len(names)}-gates"
         return build_spark_session(
@@ -502,6 +506,7 @@ class GateFleet:
             writer=writer,
             delta=any(r.reads_delta() for r in self.runs),
             bundles=bundles,
+            hadoop=hadoop,
         )
 
     def _spark_section(self) -> SparkSection:

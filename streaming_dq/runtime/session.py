@@ -15,7 +15,16 @@ from streaming_dq.runtime.jvm import BundleName
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["LOCAL_DEFAULTS", "SPARK_DEFAULTS", "build_spark_session", "read_stream", "source_bundles"]
+    from streaming_dq.config.gate_config import GateConfig
+
+__all__ = [
+    "LOCAL_DEFAULTS",
+    "SPARK_DEFAULTS",
+    "build_spark_session",
+    "read_stream",
+    "source_bundles",
+    "storage_conf",
+]
 
 #: Spark settings the job applies unless ``spark.conf`` sets them.
 SPARK_DEFAULTS: Mapping[str, str] = {
@@ -34,6 +43,7 @@ def build_spark_session(
     writer: str = "auto",
     delta: bool = False,
     bundles: Sequence[BundleName] = (),
+    hadoop: Mapping[str, str] | None = None,
 ) -> tuple[SparkSession, bool]:
     """The SparkSession a job runs in: the active one if there is one, else a new one built from ``spark:``.
 
@@ -42,7 +52,9 @@ def build_spark_session(
     table is read) the session loads delta-spark, its SQL extension
     and catalog (:func:`streaming_dq.runtime.jvm.spark_conf`: the JARs ``make jars`` fetched, else Spark resolves them
     from Maven Central); ``bundles`` (``kafka``, ``avro``) are loaded the same way; ``spark.jars`` and
-    ``spark.jars.packages`` given in ``spark.conf`` are added to those. With ``spark.remote`` the job connects to a Spark Connect server instead (whose JARs are its own).
+    ``spark.jars.packages`` given in ``spark.conf`` are added to those; ``hadoop`` settings (the object stores'
+    of :func:`storage_conf`) go in as ``spark.hadoop.*``, under ``spark.conf``. With ``spark.remote`` the job
+    connects to a Spark Connect server instead (whose JARs are its own).
     Python workers use this interpreter unless ``PYSPARK_PYTHON`` says otherwise.
 
     Returns:
@@ -64,7 +76,8 @@ def build_spark_session(
     wants_delta = delta or writer == "spark" or (writer == "auto" and not local)
     wanted: list[BundleName] = ["delta"] if wants_delta else []
     delta_conf = _jar_conf(local, [*wanted, *(b for b in bundles if b != "delta")])
-    conf = {**SPARK_DEFAULTS, **(LOCAL_DEFAULTS if local else {}), **delta_conf, **spark.conf}
+    stores = {f"spark.hadoop.{k}": v for k, v in (hadoop or {}).items()}
+    conf = {**SPARK_DEFAULTS, **(LOCAL_DEFAULTS if local else {}), **delta_conf, **stores, **spark.conf}
     conf["spark.driver.extraJavaOptions"] = " ".join(
         [*_log_options(spark.log_level), str(spark.conf.get("spark.driver.extraJavaOptions", ""))]
     ).strip()
@@ -90,6 +103,27 @@ def build_spark_session(
         raise
     session.sparkContext.setLogLevel(spark.log_level)
     return session, True
+
+
+def storage_conf(config: GateConfig) -> tuple[list[BundleName], dict[str, str]]:
+    """What Spark needs for the object stores of ``config``: the ``s3`` JAR bundle when Spark itself touches
+    S3 (the checkpoint, a file source, a reference it reads, the tables with Spark's writer), and the Hadoop
+    settings of every such location (S3A's per bucket, from the storage options)."""
+    from streaming_dq.tables.storage import hadoop_options, spark_uri
+
+    wide = config.storage_options
+    places = [(config.checkpoint, dict(wide))]
+    if config.source.path is not None:
+        places.append((config.source.path, dict(wide)))
+    places += [(r.path, config.reference_storage_options(n)) for n, r in config.reference_datasets.items()]
+    if config.targets.writer != "delta-rs":
+        places += [(t.uri, dict(t.storage_options)) for t in config.tables().values()]
+    settings: dict[str, str] = {}
+    s3 = False
+    for uri, options in places:
+        settings.update(hadoop_options(uri, options))
+        s3 = s3 or spark_uri(uri).lower().startswith("s3a://")
+    return (["s3"] if s3 else []), settings
 
 
 def source_bundles(source: SourceSection) -> list[BundleName]:

@@ -38,6 +38,7 @@ from streaming_dq.sources.json import (
     with_corrupt_record_column,
 )
 from streaming_dq.sources.kafka import read_kafka
+from streaming_dq.tables.storage import spark_uri
 
 __all__ = ["read_source", "source_decoder"]
 
@@ -57,6 +58,7 @@ def read_source(
     if source.format == "kafka":
         return read_kafka(session, source, stream=stream)
     where = path or source.path
+    where = spark_uri(where) if where is not None else None  # s3:// is S3A's to Spark
     reader: Any = session.readStream if stream else session.read
     if stream and source.max_files_per_trigger is not None:
         reader = reader.option("maxFilesPerTrigger", str(source.max_files_per_trigger))

@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from streaming_dq.exceptions import InternalError
 from streaming_dq.tables.deltars import DeltaRsWriter
+from streaming_dq.tables.storage import hadoop_options, spark_uri
 from streaming_dq.tables.targets import AppTransaction, Compaction, DeltaTarget, TableWriter
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ class SparkDeltaWriter(TableWriter):
         self.spark = spark
         self.driver_commit_rows = driver_commit_rows
         self._driver = DeltaRsWriter()  # reads every table's log; commits the small writes
+        self._session_hadoop: dict[str, str] = {}  # storage settings already put in the session
 
     def table_schema(self, target: DeltaTarget) -> pa.Schema | None:
         return self._driver.table_schema(target)
@@ -86,14 +88,14 @@ class SparkDeltaWriter(TableWriter):
             self._frame(schema.empty_table())
             .write.format("delta")
             .mode("ignore")
-            .options(**target.storage_options)
+            .options(**self._hadoop(target))
         )
         if target.partition_by:
             writer = writer.partitionBy(*target.partition_by)
-        writer.save(target.uri)
+        writer.save(spark_uri(target.uri))
         props = ", ".join(f"'{k}' = '{v}'" for k, v in target.configuration.items() if v is not None)
         if props:
-            self.spark.sql(f"ALTER TABLE delta.`{target.uri}` SET TBLPROPERTIES ({props})")
+            self.spark.sql(f"ALTER TABLE {self._table(target)} SET TBLPROPERTIES ({props})")
 
     def committed_version(self, target: DeltaTarget, app_id: str) -> int | None:
         return self._driver.committed_version(target, app_id)
@@ -132,11 +134,11 @@ class SparkDeltaWriter(TableWriter):
         (
             frame.write.format("delta")
             .mode("append")
-            .options(**target.storage_options)
+            .options(**self._hadoop(target))
             .option("txnAppId", txn.app_id)
             .option("txnVersion", str(txn.version))
             .option("mergeSchema", "true" if merge_schema else "false")
-            .save(target.uri)
+            .save(spark_uri(target.uri))
         )
 
     # -- maintenance: Delta's own SQL commands, so they run on the executors (and under Spark Connect) ----
@@ -144,8 +146,25 @@ class SparkDeltaWriter(TableWriter):
     def file_count(self, target: DeltaTarget) -> int:
         return self._driver.file_count(target)
 
+    def read_frame(self, target: DeltaTarget) -> DataFrame:
+        """The table's rows as a DataFrame the executors read (with the target's storage settings)."""
+        return self.spark.read.format("delta").options(**self._hadoop(target)).load(spark_uri(target.uri))
+
     def _table(self, target: DeltaTarget) -> str:
-        return "delta.`" + target.uri.replace("`", "``") + "`"
+        """The table in Spark SQL (its storage settings put in the session first)."""
+        self._hadoop(target)
+        return "delta.`" + spark_uri(target.uri).replace("`", "``") + "`"
+
+    def _hadoop(self, target: DeltaTarget) -> dict[str, str]:
+        """The target's storage options as Hadoop settings: set in the session once (SQL statements and Delta's
+        log reads take them from there; Spark redacts secret-looking keys in its UI) and returned for a
+        DataFrame writer's options."""
+        options = hadoop_options(target.uri, target.storage_options)
+        for key, value in options.items():
+            if self._session_hadoop.get(key) != value:
+                self.spark.conf.set(key, value)
+                self._session_hadoop[key] = value
+        return options
 
     @contextmanager
     def _conf(self, key: str, value: str | None) -> Iterator[None]:
@@ -215,9 +234,9 @@ class SparkDeltaWriter(TableWriter):
         writer = (
             frame.write.format("delta")
             .mode("overwrite")
-            .options(**target.storage_options)
+            .options(**self._hadoop(target))
             .option("replaceWhere", predicate)
         )
         if txn is not None:
             writer = writer.option("txnAppId", txn.app_id).option("txnVersion", str(txn.version))
-        writer.save(target.uri)
+        writer.save(spark_uri(target.uri))

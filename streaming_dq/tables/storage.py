@@ -18,10 +18,12 @@ from collections.abc import Mapping
 __all__ = [
     "SHOWN_KEYS",
     "delta_rs_options",
+    "hadoop_options",
     "mask",
     "merged",
     "redacted",
     "secret_values",
+    "spark_uri",
     "store_problem",
     "unsafe_commit_problem",
 ]
@@ -51,6 +53,14 @@ SHOWN_KEYS = frozenset(
         "fs.s3a.connection.ssl.enabled",
     )
 )
+#: S3A's per-bucket keys whose values are shown (``fs.s3a.bucket.<b>.endpoint`` ...).
+_SHOWN_SUFFIXES = (
+    ".endpoint",
+    ".endpoint.region",
+    ".path.style.access",
+    ".connection.ssl.enabled",
+    ".aws.credentials.provider",
+)
 MASK = "***"
 
 
@@ -68,7 +78,10 @@ def merged(*layers: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def _shown(key: str) -> bool:
-    return key.lower() in SHOWN_KEYS
+    lowered = key.lower()
+    if lowered.startswith("fs.s3a.bucket."):
+        return lowered.endswith(_SHOWN_SUFFIXES)
+    return lowered in SHOWN_KEYS
 
 
 def redacted(options: Mapping[str, str]) -> dict[str, str]:
@@ -145,6 +158,59 @@ def unsafe_commit_problem(uri: str, options: Mapping[str, str], environ: Mapping
             "aws_conditional_put: etag, or AWS_S3_LOCKING_PROVIDER: dynamodb"
         )
     return None
+
+
+def spark_uri(uri: str) -> str:
+    """``uri`` as Spark's Hadoop file systems name it: ``s3://`` is S3A's (``s3a://``), other URIs unchanged.
+
+    Example:
+        >>> spark_uri("s3://lake/orders"), spark_uri("s3a://lake/orders"), spark_uri("/data/orders")
+        ('s3a://lake/orders', 's3a://lake/orders', '/data/orders')
+    """
+    scheme, sep, rest = uri.partition("://")
+    return f"s3a://{rest}" if sep and scheme.lower() == "s3" else uri
+
+
+#: delta-rs's S3 options and the S3A settings that mean the same, per bucket (``fs.s3a.bucket.<b>.<key>``).
+_S3A = {
+    "aws_endpoint_url": "endpoint",
+    "aws_endpoint": "endpoint",
+    "aws_access_key_id": "access.key",
+    "aws_secret_access_key": "secret.key",
+    "aws_session_token": "session.token",
+    "aws_region": "endpoint.region",
+    "aws_default_region": "endpoint.region",
+}
+
+
+def hadoop_options(uri: str, options: Mapping[str, str]) -> dict[str, str]:
+    """The Hadoop settings for Spark that say what ``options`` (delta-rs's spelling) say for the table or
+    folder ``uri``: for S3, S3A's per-bucket keys (so tables in different buckets keep their own credentials);
+    ``fs.*`` keys as written. Given as DataFrame options (Delta reads ``fs.*`` ones) or as ``spark.hadoop.*``.
+
+    Example:
+        >>> hadoop_options("s3://lake/t", {"AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_ALLOW_HTTP": "true"})
+        {'fs.s3a.bucket.lake.endpoint': 'http://127.0.0.1:9000', 'fs.s3a.bucket.lake.path.style.access': 'true', 'fs.s3a.bucket.lake.connection.ssl.enabled': 'false'}
+    """
+    out = {k: v for k, v in options.items() if k.startswith("fs.")}
+    scheme, sep, rest = uri.partition("://")
+    if not sep or scheme.lower() not in {"s3", "s3a"}:
+        return out
+    bucket = rest.split("/", 1)[0]
+    lowered = {k.lower(): v for k, v in options.items()}
+    prefix = f"fs.s3a.bucket.{bucket}."
+    for key, value in lowered.items():
+        if key in _S3A:
+            out.setdefault(prefix + _S3A[key], value)
+    if "aws_session_token" in lowered:
+        provider = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
+        out.setdefault(prefix + "aws.credentials.provider", provider)
+    virtual = lowered.get("aws_virtual_hosted_style_request", "").lower() in {"true", "1"}
+    if prefix + "endpoint" in out and not virtual:  # a custom endpoint is addressed by path
+        out.setdefault(prefix + "path.style.access", "true")
+    if lowered.get("aws_allow_http", "").lower() in {"true", "1"}:
+        out.setdefault(prefix + "connection.ssl.enabled", "false")
+    return out
 
 
 _CODE = re.compile(r"<Code>(\w+)</Code>")

@@ -7,7 +7,9 @@ delta-rs or Spark's Delta writer (``--writer``) and either router (``--routing``
 one line; ``--conf key=value`` sets Spark conf (e.g. a small ``spark.driver.maxResultSize``);
 ``--maintain-every N`` makes the gate maintain its tables every N batches (its log lines are printed);
 ``--tables URI`` puts the tables there instead (``s3://lake/run``), with the storage options in the JSON of the
-environment variable ``CRASH_JOB_STORAGE_OPTIONS`` (so the keys never reach a command line).
+environment variable ``CRASH_JOB_STORAGE_OPTIONS`` (so the keys never reach a command line), and
+``--checkpoint URI`` the checkpoint (on the store with Spark's writer, whose S3A settings the gate puts in the
+session when it creates its tables).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from streaming_dq.config.check_set import CheckSet
 from streaming_dq.core.outcome import BatchOutcome
 from streaming_dq.maintenance import MaintenancePolicy
 from streaming_dq.sink import DeltaTarget, QualityGate, with_corrupt_record_column
+from streaming_dq.tables.storage import hadoop_options
 
 SCHEMA = "id BIGINT, amount DOUBLE, ts TIMESTAMP"
 CHECKS = [
@@ -57,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--conf", action="append", default=[], help="key=value")
     parser.add_argument("--maintain-every", type=int, default=None, help="maintenance every N batches")
     parser.add_argument("--tables", default=None, help="where the tables go (default OUT)")
+    parser.add_argument("--checkpoint", default=None, help="the stream's checkpoint (default OUT/checkpoint)")
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stdout, level=logging.WARNING, format="%(name)s: %(message)s")
     logging.getLogger("streaming_dq.maintenance").setLevel(logging.INFO)  # its lines mark a run's progress
@@ -87,7 +91,13 @@ def main(argv: list[str] | None = None) -> int:
         .option("maxFilesPerTrigger", "1")
         .load(args.landing)
     )
-    query = gate.start(source, checkpoint_location=str(out / "checkpoint"), trigger=TRIGGERS[args.trigger])
+    checkpoint = args.checkpoint or str(out / "checkpoint")
+    # what a user of the Python API does for a checkpoint on the store: S3A's settings in the session's Hadoop
+    # configuration (a new session would take them as spark.hadoop.* conf; this one may be the test's)
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+    for key, value in hadoop_options(checkpoint, options).items():
+        hadoop.set(key, value)
+    query = gate.start(source, checkpoint_location=checkpoint, trigger=TRIGGERS[args.trigger])
     print(f"started query {query.id}", flush=True)
     query.awaitTermination()
     return 0

@@ -200,24 +200,31 @@ def test_sigkill_at_random_points_then_restart_keeps_every_row_exactly_once(
         assert len(table.file_uris()) < files, context  # one file per batch without compaction
 
 
+@pytest.mark.parametrize("writer", ["delta-rs", "spark"])
 def test_sigkill_a_job_writing_to_the_object_store_then_restart_keeps_every_row_exactly_once(
-    tmp_path: Path, request: pytest.FixtureRequest, s3: S3Server, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, request: pytest.FixtureRequest, s3: S3Server, monkeypatch: pytest.MonkeyPatch, writer: str
 ) -> None:
-    """The tables on the S3 server (delta-rs commits by conditional put), the checkpoint on local disk: two
-    kills at random moments, a restart, every row in exactly one table once."""
+    """The tables on the S3 server: delta-rs commits by conditional put with the checkpoint on local disk;
+    Spark's writer commits through S3A (Spark router, every write through Spark) with the checkpoint on the
+    store too. Kills at random moments, a restart, every row in exactly one table once."""
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
     landing, out, log = tmp_path / "landing", tmp_path / "out", tmp_path / "job.log"
-    everything, failing = write_landing(landing)
+    # Spark's writer through S3A costs seconds a batch here: fewer files and one kill
+    files, kills = (FILES, 2) if writer == "delta-rs" else (4, 1)
+    everything, failing = write_landing(landing, files)
     prefix = f"crash-{seed}"
     options = s3.storage_options()
     monkeypatch.setenv("CRASH_JOB_STORAGE_OPTIONS", json.dumps(options))
-    tables = ("--tables", f"s3://lake/{prefix}", "--maintain-every", str(MAINTAIN_EVERY))
+    tables: tuple[str, ...] = ("--tables", f"s3://lake/{prefix}", "--maintain-every", str(MAINTAIN_EVERY))
+    if writer == "spark":
+        tables = ("--tables", f"s3a://lake/{prefix}", "--checkpoint", f"s3a://lake/{prefix}/checkpoint")
+        tables += ("--writer", "spark", "--routing", "distributed", "--driver-commit-rows", "0")
 
     def committed() -> int:
         return max(sum(k.endswith(".json") for k in s3.keys("lake", f"{prefix}/results/_delta_log/")) - 1, 0)
 
-    for _ in range(2):
+    for _ in range(kills):
         with job(landing, out, "processing-time", log, *tables) as proc:
             kill_after_progress(proc, out, rng, committed)
     killed_at = committed()
@@ -237,6 +244,8 @@ def test_sigkill_a_job_writing_to_the_object_store_then_restart_keeps_every_row_
     assert set(quarantined) == failing, context
     assert 0 < killed_at < committed(), context
     assert not (out / "pass").exists()  # the tables went to the store, not to local disk
+    if writer == "spark":
+        assert not (out / "checkpoint").exists() and s3.keys("lake", f"{prefix}/checkpoint/offsets/")
     assert s3.secret_key not in log.read_text(errors="replace")
 
 

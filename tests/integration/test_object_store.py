@@ -64,11 +64,22 @@ def table_rows(s3: S3Server, uri: str) -> list[dict[str, object]]:
     return read_table(uri, storage_options=s3.storage_options()).to_pylist()
 
 
-def test_a_job_streams_into_tables_on_the_store_and_its_secret_appears_nowhere(tmp_path: Path, s3: S3Server):
+@pytest.mark.parametrize("writer", ["delta-rs", "spark"])
+def test_a_job_streams_into_tables_on_the_store_and_its_secret_appears_nowhere(
+    tmp_path: Path, s3: S3Server, writer: str
+):
+    """delta-rs commits from the driver, the checkpoint on local disk; Spark's writer commits through S3A
+    with the streaming checkpoint on the store too."""
     config, summary = make_orders_job(tmp_path, batches=2, rows=30)
     in_order(summary["files"])
     tables = f"s3://lake/orders-{tmp_path.name}"
     on_the_store(config, s3, tables)
+    if writer == "spark":
+        text = config.read_text(encoding="utf-8")
+        assert "writer: delta-rs" in text and "checkpoint: data/state/orders" in text
+        text = text.replace("writer: delta-rs", "writer: spark")
+        text = text.replace("checkpoint: data/state/orders", f"checkpoint: {tables}/checkpoint")
+        config.write_text(text, encoding="utf-8")
     env = cli_env(s3)
     secret = s3.secret_key
 
@@ -113,7 +124,17 @@ def test_a_job_streams_into_tables_on_the_store_and_its_secret_appears_nowhere(t
     assert rows["results"] and rows["metrics"]
     assert not (tmp_path / "data" / "tables").exists()  # nothing went to local disk
     keys = s3.keys("lake", f"orders-{tmp_path.name}/")
-    assert {k.split("/")[1] for k in keys} == set(ROLES.values())
+    on_store = set(ROLES.values()) | ({"checkpoint"} if writer == "spark" else set())
+    assert {k.split("/")[1] for k in keys} == on_store
+    assert not (tmp_path / "data" / "state").exists() or writer == "delta-rs"
+    from deltalake import DeltaTable
+
+    pass_history = DeltaTable(f"{tables}/orders_pass", storage_options=s3.storage_options()).history()
+    engines = {
+        str(h.get("engineInfo") or h.get("clientVersion", "")).split("/")[0].split("-")[0]
+        for h in pass_history
+    }
+    assert ("Apache" in engines) == (writer == "spark"), engines  # Spark's writer committed through S3A
     for place, text in [("validate", validated.stdout), ("run output", output), ("/metrics", exposition)] + [
         (f"{role} table", repr(values)) for role, values in rows.items()
     ]:

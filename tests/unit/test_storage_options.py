@@ -133,3 +133,56 @@ def test_a_gate_refuses_to_create_a_table_on_s3_without_a_safe_commit_mode():
             DeltaTarget("s3://lake/pass", {"AWS_REGION": "us-east-1"}), pa.schema([])
         )
     assert "s3://lake/pass" in str(caught.value) and "conditional" in str(caught.value)
+
+
+def test_spark_gets_s3a_settings_per_bucket_and_they_stay_redacted():
+    from streaming_dq.tables.storage import hadoop_options, spark_uri
+
+    options = {
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:9000",
+        "AWS_ACCESS_KEY_ID": "AKIA1",
+        "AWS_SECRET_ACCESS_KEY": SECRET,
+        "AWS_SESSION_TOKEN": "tok",
+        "AWS_REGION": "us-east-1",
+        "fs.s3a.connection.maximum": "50",
+    }
+    settings = hadoop_options("s3://lake/orders/pass", options)
+    assert settings == {
+        "fs.s3a.connection.maximum": "50",
+        "fs.s3a.bucket.lake.endpoint": "http://127.0.0.1:9000",
+        "fs.s3a.bucket.lake.access.key": "AKIA1",
+        "fs.s3a.bucket.lake.secret.key": SECRET,
+        "fs.s3a.bucket.lake.session.token": "tok",
+        "fs.s3a.bucket.lake.endpoint.region": "us-east-1",
+        "fs.s3a.bucket.lake.aws.credentials.provider": "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider",
+        "fs.s3a.bucket.lake.path.style.access": "true",
+    }
+    shown = redacted(settings)
+    assert shown["fs.s3a.bucket.lake.endpoint"] == "http://127.0.0.1:9000"
+    assert {shown[f"fs.s3a.bucket.lake.{k}"] for k in ("access.key", "secret.key", "session.token")} == {
+        "***"
+    }
+    assert hadoop_options("/data/pass", options) == {"fs.s3a.connection.maximum": "50"}  # not S3: fs.* only
+    assert spark_uri("s3://lake/x") == "s3a://lake/x" and spark_uri("gs://b/x") == "gs://b/x"
+
+
+def test_the_session_loads_s3a_only_when_spark_itself_touches_the_store(tmp_path, monkeypatch):
+    from streaming_dq.runtime.session import storage_conf
+
+    monkeypatch.setenv("DQ_SECRET", SECRET)
+    wide = {"storage-options": {"AWS_ACCESS_KEY_ID": "AKIA1", "AWS_SECRET_ACCESS_KEY": "${DQ_SECRET}"}}
+    embedded = load_gate_config(write_config(tmp_path, **wide))  # delta-rs tables on S3, local checkpoint
+    bundles, settings = storage_conf(embedded)
+    assert bundles == ["s3"]  # the source is read by Spark from s3a://lake/landing
+    assert settings["fs.s3a.bucket.lake.secret.key"] == SECRET
+
+    local = write_config(tmp_path, **wide)
+    data = yaml.safe_load(local.read_text())
+    data["source"]["path"] = "landing"
+    data["targets"]["writer"] = "delta-rs"  # with auto, Spark's writer may write the tables
+    local.write_text(yaml.safe_dump(data))
+    assert storage_conf(load_gate_config(local)) == ([], {})  # Spark reads and writes local paths only
+    data["targets"]["writer"] = "spark"
+    local.write_text(yaml.safe_dump(data))
+    bundles, settings = storage_conf(load_gate_config(local))
+    assert bundles == ["s3"] and "fs.s3a.bucket.lake.access.key" in settings
