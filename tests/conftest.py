@@ -25,7 +25,13 @@ def delta_conf() -> dict[str, str]:
     for bundle in ("delta", "kafka", "avro", "s3"):
         if bundle_jars(bundle) is None:
             raise RuntimeError(f"no {bundle} JARs in {jars_home()}: run `make jars` (make test does)")
-    return {**spark_conf(["delta", "kafka", "avro", "s3"]), "spark.databricks.delta.snapshotPartitions": "2"}
+    # S3A's 690 MB of JARs go on the driver's class path: spark.jars would copy them for every session
+    s3 = os.pathsep.join(str(j) for j in bundle_jars("s3") or [])
+    return {
+        **spark_conf(["delta", "kafka", "avro"]),
+        "spark.driver.extraClassPath": s3,
+        "spark.databricks.delta.snapshotPartitions": "2",
+    }
 
 
 def build_spark_session(master: str = "local[2]", conf: dict[str, str] | None = None):  # type: ignore[no-untyped-def]

@@ -81,10 +81,14 @@ def build_spark_session(
     conf["spark.driver.extraJavaOptions"] = " ".join(
         [*_log_options(spark.log_level), str(spark.conf.get("spark.driver.extraJavaOptions", ""))]
     ).strip()
-    for key in ("spark.jars", "spark.jars.packages"):
+    for key, separator in (
+        ("spark.jars", ","),
+        ("spark.jars.packages", ","),
+        ("spark.driver.extraClassPath", os.pathsep),
+    ):
         joined = [v for v in (delta_conf.get(key), spark.conf.get(key)) if v]
         if joined:
-            conf[key] = ",".join(joined)
+            conf[key] = separator.join(joined)
     if conf.get("spark.jars.packages"):  # Maven Central only, unless spark.conf says otherwise
         from streaming_dq.runtime.jvm import ivy_settings
 
@@ -148,7 +152,14 @@ def _jar_conf(local: bool, bundles: Sequence[BundleName]) -> dict[str, str]:
 
     if not bundles:
         return {}
-    conf = spark_conf(bundles)
+    from streaming_dq.runtime.jvm import bundle_jars
+
+    s3 = bundle_jars("s3") if local and "s3" in bundles else None
+    if s3 is not None:  # on a local master the driver is the executor: S3A's 690 MB need no copy per session
+        bundles = [b for b in bundles if b != "s3"]
+    conf = spark_conf(bundles) if bundles else {}
+    if s3 is not None:
+        conf["spark.driver.extraClassPath"] = os.pathsep.join(str(j) for j in s3)
     if local and "delta" in bundles:  # Delta's log replay runs 50 tasks by default: a fixed cost per commit
         conf["spark.databricks.delta.snapshotPartitions"] = "2"
     return conf
