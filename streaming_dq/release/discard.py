@@ -25,7 +25,7 @@ from streaming_dq.core.outcome_rows import DISCARD_KIND, discard_rows, results_t
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.release.judge import current_errors
 from streaming_dq.release.runner import new_release_id, who
-from streaming_dq.release.store import Store, store_for, string_literal, timestamp_literal
+from streaming_dq.release.store import Store, results_target, store_for, string_literal, timestamp_literal
 from streaming_dq.sink.schemas import ERRORS_COLUMN, GATE_COLUMN, VALIDATION_TS_COLUMN
 from streaming_dq.tables import AppTransaction
 from streaming_dq.tables.reading import sql_literal
@@ -94,12 +94,7 @@ def discard(
     started = time.monotonic()
     if older_than < timedelta(0):
         raise ConfigError("must not be negative", field_path="--older-than")
-    results = gate.targets.get("results")
-    if results is None:
-        raise ConfigError(
-            "a discard records itself in the gate's results table: the gate needs one",
-            field_path="targets.results",
-        )
+    results = results_target(gate.targets, "discard")
     writer = gate.writer_for(spark)
     store = store_for(spark, writer, gate.targets["quarantine"], gate.targets["pass"])
     key = json.dumps(

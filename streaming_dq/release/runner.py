@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 from streaming_dq.exceptions import ConfigError, TargetWriteError
 from streaming_dq.release.judge import RELEASED, ReleaseJudge, ReleaseStamp, input_columns_of
 from streaming_dq.release.ledger import Counts, Ledger, total
-from streaming_dq.release.store import Chunk, Store, marked_predicate, store_for
+from streaming_dq.release.store import Chunk, Store, marked_predicate, results_target, store_for
 from streaming_dq.sink.schemas import BATCH_ID_COLUMN, ERRORS_COLUMN, RELEASE_COLUMN, VALIDATION_TS_COLUMN
 from streaming_dq.tables import AppTransaction
 
@@ -163,12 +163,7 @@ class _Release:
             raise ConfigError("must be at least 1", field_path="--chunk-rows")
         self.gate, self.spark, self.request, self.chunk_rows, self.by = gate, spark, request, chunk_rows, by
         self.progress = progress
-        results = gate.targets.get("results")
-        if results is None:
-            raise ConfigError(
-                "a release records itself in the gate's results table: the gate needs one",
-                field_path="targets.results",
-            )
+        results = results_target(gate.targets, "release")
         writer = gate.writer_for(spark)
         self.store: Store = store_for(spark, writer, gate.targets["quarantine"], gate.targets["pass"])
         self.ledger = Ledger(writer, results, gate.name)

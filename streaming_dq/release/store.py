@@ -22,12 +22,14 @@ replace do not conflict.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from streaming_dq.core.modes import TargetRole
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.sink.schemas import (
     BATCH_ID_COLUMN,
@@ -204,6 +206,21 @@ class SparkStore(Store):
             self.writer.append_frame(
                 self.pass_, conform_frame(frame, self.schema(self.pass_)), txn, rows=rows
             )
+
+
+def results_target(targets: Mapping[TargetRole, DeltaTarget], what: str) -> DeltaTarget:
+    """The gate's results table, where a ``what`` (``release``, ``discard``) records itself.
+
+    Raises:
+        ConfigError: the gate has none.
+    """
+    results = targets.get("results")
+    if results is None:
+        raise ConfigError(
+            f"a {what} records itself in the gate's results table: the gate needs one",
+            field_path="targets.results",
+        )
+    return results
 
 
 def store_for(spark: SparkSession, writer: TableWriter, quarantine: DeltaTarget, pass_: DeltaTarget) -> Store:

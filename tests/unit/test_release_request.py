@@ -156,3 +156,15 @@ def test_the_quarantine_follower_reports_each_finished_release_once(tmp_path) ->
     assert follower.poll() == [("discard", {None: 5, "amount-positive": 5})]
     clock[0] = 100.0
     assert follower.poll() == []  # each once
+
+
+def test_a_release_or_discard_without_a_results_table_is_refused_naming_the_field() -> None:
+    from streaming_dq.exceptions import ConfigError
+    from streaming_dq.release.store import results_target
+    from streaming_dq.tables import DeltaTarget
+
+    results = DeltaTarget("/t/results")
+    assert results_target({"pass": DeltaTarget("/t/p"), "results": results}, "release") is results
+    with pytest.raises(ConfigError) as caught:
+        results_target({"pass": DeltaTarget("/t/p")}, "discard")
+    assert caught.value.field_path == "targets.results" and "a discard records itself" in str(caught.value)
