@@ -72,6 +72,7 @@ bench: $(STAMP) $(JARS)
 	$(PY) -m benchmarks.small_batches
 	$(PY) -m benchmarks.fleet
 	$(PY) -m benchmarks.release
+	$(PY) -m benchmarks.object_store
 
 bench-quick: $(STAMP) $(JARS)
 	$(PY) -m benchmarks.run --quick
@@ -81,6 +82,7 @@ bench-quick: $(STAMP) $(JARS)
 	$(PY) -m benchmarks.small_batches --quick
 	$(PY) -m benchmarks.fleet --quick
 	$(PY) -m benchmarks.release --quick
+	$(PY) -m benchmarks.object_store --quick
 
 clean:
 	rm -rf $(VENV) .demo .jars .pytest_cache .mypy_cache .ruff_cache

@@ -44,8 +44,9 @@ BatchFn = Callable[[Any, int], None]
 TXN = "bench"
 
 
-def build_spark() -> Any:
-    """local[2] with delta-spark (the JARs ``make jars`` fetched), 2 shuffle and snapshot partitions, UI on."""
+def build_spark(extra: dict[str, str] | None = None) -> Any:
+    """local[2] with delta-spark (the JARs ``make jars`` fetched), 2 shuffle and snapshot partitions, UI on;
+    ``extra`` conf over that."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
@@ -62,6 +63,7 @@ def build_spark() -> Any:
         "spark.sql.session.timeZone": "UTC",
         "spark.driver.memory": "6g",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
+        **(extra or {}),
     }
     for key, value in conf.items():
         builder = builder.config(key, value)

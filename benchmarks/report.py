@@ -309,6 +309,48 @@ def _other_benchmarks() -> list[str]:
                 ],
             ),
         ]
+    store = RESULTS / "object-store-latest.json"
+    if store.exists():
+        import json
+
+        d = json.loads(store.read_text(encoding="utf-8"))
+        kinds = ["LIST", "GET", "HEAD", "PUT", "POST", "DELETE"]
+        lines += [
+            "## On an object store",
+            "",
+            f"`python -m benchmarks.object_store` ({d.get('measured_at', '?')}): a {d['rows']:,}-row batch handed "
+            f"to the gate {d['batches']} times per round, {d['rounds']} interleaved rounds, its four tables on an "
+            "S3 server process on 127.0.0.1 (`moto_server`), against a plain append of the same batch to one "
+            "table on the same store; medians per batch, CPU = Python + JVM. The server is on loopback: on a "
+            "real store each request adds its latency, so read the request counts below as the cost.",
+            "",
+            *_table(
+                ["writer", "gate s", "gate CPU s", "plain s", "plain CPU s", "gate/plain"],
+                [
+                    [
+                        w,
+                        _f(m["gate_seconds"], 3),
+                        _f(m["gate_cpu"], 2),
+                        _f(m["plain_seconds"], 3),
+                        _f(m["plain_cpu"], 2),
+                        _f(m["ratio"]),
+                    ]
+                    for w, m in d["writers"].items()
+                ],
+            ),
+            "",
+            "Object-store requests per batch, by table (LIST is a listing, GET a read, PUT a write; a month of "
+            "batches is these times the batches):",
+            "",
+            *_table(
+                ["writer", "table", *kinds],
+                [
+                    [w, table, *[_f(counts.get(k, 0.0), 1) for k in kinds]]
+                    for w, m in d["writers"].items()
+                    for table, counts in m["requests_per_batch"].items()
+                ],
+            ),
+        ]
     return lines
 
 

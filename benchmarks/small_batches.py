@@ -52,10 +52,11 @@ def orders(spark: Any, rows: int) -> Any:
     return df
 
 
-def gate(variant: str, work: Path) -> Any:
-    from streaming_dq import CheckSet, QualityGate
+def checks() -> Any:
+    """Two row checks and two aggregates over the orders."""
+    from streaming_dq import CheckSet
 
-    checks = CheckSet.from_dicts(
+    return CheckSet.from_dicts(
         [
             {"check": "null-check", "check-id": "customer", "columns": ["customer_id"]},
             {"check": "numeric-min-check", "check-id": "amount", "columns": ["amount"], "min-value": 0},
@@ -63,14 +64,27 @@ def gate(variant: str, work: Path) -> Any:
             {"check": "mean-check", "check-id": "basket", "column": "amount", "ge": 0},
         ]
     )
-    shutil.rmtree(work, ignore_errors=True)
+
+
+def gate(variant: str, work: Path | str, storage_options: dict[str, str] | None = None) -> Any:
+    """The gate of ``variant`` writing its four tables under ``work`` (a local folder, emptied first, or a
+    store's URI with its ``storage_options``)."""
+    from streaming_dq import QualityGate
+    from streaming_dq.tables import DeltaTarget
+
+    if isinstance(work, Path):
+        shutil.rmtree(work, ignore_errors=True)
+
+    def table(name: str) -> DeltaTarget:
+        return DeltaTarget(f"{work}/{name}", dict(storage_options or {}))
+
     return QualityGate(
         f"small-{variant}",
-        checks,
-        pass_table=str(work / "pass"),
-        quarantine_table=str(work / "quarantine"),
-        results_table=str(work / "results"),
-        metrics_table=str(work / "metrics"),
+        checks(),
+        pass_table=table("pass"),
+        quarantine_table=table("quarantine"),
+        results_table=table("results"),
+        metrics_table=table("metrics"),
         event_time="order_ts",
         writer=variant,  # type: ignore[arg-type]
         routing="driver" if variant == "delta-rs" else "distributed",

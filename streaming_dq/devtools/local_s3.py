@@ -47,12 +47,14 @@ class S3Server:
         access_key: The access key id of the user allowed everything.
         secret_key: Its secret key.
         region: The region clients name.
+        log: The server's log: one line per request (``"GET /bucket/key HTTP/1.1" 200``), for counting them.
     """
 
     endpoint: str
     access_key: str
     secret_key: str = field(repr=False)
     region: str = REGION
+    log: Path | None = None
 
     def storage_options(self, **extra: str) -> dict[str, str]:
         """delta-rs storage options for this server: its endpoint, the keys, plain HTTP, and commits by
@@ -143,7 +145,7 @@ def local_s3(
         key = iam.create_access_key(UserName="gate")["AccessKey"]
         policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
         iam.put_user_policy(UserName="gate", PolicyName="everything", PolicyDocument=json.dumps(policy))
-        server = S3Server(endpoint, key["AccessKeyId"], key["SecretAccessKey"])
+        server = S3Server(endpoint, key["AccessKeyId"], key["SecretAccessKey"], log=log)
         for bucket in buckets:
             server.create_bucket(bucket)
         yield server
