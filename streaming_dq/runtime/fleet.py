@@ -212,6 +212,7 @@ class GateRun:
         self._follower: ResultsFollower | None = None
         self._quarantine: QuarantineFollower | None = None
         self._bridge: ProgressBridge | None = None
+        self._progress_seen: str | None = None
 
     def reads_delta(self) -> bool:
         """Whether the gate reads a Delta table with Spark (a Delta source or reference dataset)."""
@@ -290,8 +291,9 @@ class GateRun:
         if self.metrics is not None:
             from streaming_dq.exporter import ProgressBridge, QuarantineFollower
 
-            self._bridge = ProgressBridge(self.metrics, self.query.id)
-            session.streams.addListener(self._bridge)
+            if not _is_remote():  # under Connect, follow() reads the progress: see _follow_progress
+                self._bridge = ProgressBridge(self.metrics, self.query.id)
+                session.streams.addListener(self._bridge)
             if self.config.targets.results:  # releases and discards record themselves there
                 results = self.config.table("results")
                 self._quarantine = QuarantineFollower(
@@ -341,10 +343,26 @@ class GateRun:
                 self.metrics.record_quarantine(kind, counts)
         if self._follower is None:
             return
+        self._follow_progress()
         for outcome in self._follower.poll():
             if self.metrics is not None:
                 self.metrics.record_batch(outcome)
             self.record(outcome)
+
+    def _follow_progress(self) -> None:
+        """Under Spark Connect: export the query's last progress when it is new.
+
+        A client-side listener is not used there: removing the last one (at the end of a run) joins the thread
+        that reads the server's event stream while holding the lock that thread needs to deliver a pending
+        event, so a stop that met a progress event hung for good (SPARK-59623; a SIGTERM'd job did not exit).
+        The gauges only keep the last progress, so reading it once per look loses nothing they show.
+        """
+        if self.metrics is None or self.query is None:
+            return
+        last = self.query.lastProgress
+        if last and last.get("timestamp") != self._progress_seen:
+            self._progress_seen = last.get("timestamp")
+            self.metrics.record_progress(last)
 
     def poll(self) -> bool | None:
         """None while the query runs; once it has ended: True when it drained its input without an error (an

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -135,7 +136,9 @@ def test_a_yaml_job_under_connect_reports_each_batch_and_exports_its_counts(conn
 def test_a_batch_scoped_anomaly_check_s_series_reach_prometheus_under_connect(connect_url, tmp_path):
     """Under Spark Connect the job learns each batch's verdicts from the results table only: a batch-scoped
     anomaly check's observed, expected, band and score must survive that trip (they did not: the follower
-    read the results rows by hand and left the anomaly fields out)."""
+    read the results rows by hand and left the anomaly fields out). The query's progress reaches /metrics too,
+    read by the job's loop (no client-side listener: removing one hung the job's exit now and then, see
+    ``GateRun._follow_progress``), and a SIGTERM ends the job."""
 
     from jobs_support import CLI, make_orders_job
     from servers import free_port
@@ -169,13 +172,16 @@ def test_a_batch_scoped_anomaly_check_s_series_reach_prometheus_under_connect(co
         body = scrape_while_running(
             job,
             port,
-            lambda b: rows_counted(b) >= summary["records"] and "expected" in anomaly_series(b),
+            lambda b: rows_counted(b) >= summary["records"]
+            and "expected" in anomaly_series(b)
+            and 'streaming_dq_trigger_duration_seconds{gate="orders"}' in b,
             150,
         )
     finally:
         job.terminate()
         _out, err = job.communicate(timeout=120)
     rows, series = rows_counted(body), anomaly_series(body)
+    assert job.returncode == 128 + signal.SIGTERM, err[-3000:]  # stopped by the signal, cleanly
     assert rows >= summary["records"], (rows, err[-3000:])
     lines = [line for line in body.splitlines() if "batch-volume-anomaly" in line]
     assert {"observed", "expected", "score"} <= set(series), (series, lines, err[-3000:])
