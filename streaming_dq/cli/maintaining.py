@@ -71,19 +71,30 @@ def policy_for(
     return replace(policy, **changes)  # type: ignore[arg-type]
 
 
-def _writer(config: GateConfig) -> tuple[TableWriter, object | None]:
+def _writer(config: GateConfig) -> tuple[TableWriter, object | None, GateConfig]:
+    """The writer that maintains the tables, the session it started (None: none, or one already up), and
+    the config with its catalog table names looked up (which takes a session even for delta-rs)."""
+    from streaming_dq.config.catalog import resolve_catalog_tables
+    from streaming_dq.runtime.session import build_spark_session
     from streaming_dq.tables import DeltaRsWriter, SparkDeltaWriter
 
     writer = config.targets.writer
     spark_writer = writer == "spark" or (writer == "auto" and not config.spark.master.startswith("local"))
-    if not spark_writer:
-        return DeltaRsWriter(), None
-    from streaming_dq.runtime.session import build_spark_session
-
+    if not spark_writer and not config.catalog_pending:
+        return DeltaRsWriter(), None, config
     session, created = build_spark_session(
-        config.spark, app_name=f"streaming-dq-maintain-{config.gate.name}", writer="spark"
+        config.spark,
+        app_name=f"streaming-dq-maintain-{config.gate.name}",
+        writer="spark" if spark_writer else config.targets.writer,
     )
-    return SparkDeltaWriter(session), session if created else None  # a session we did not start stays up
+    started = session if created else None  # a session we did not start stays up
+    try:
+        config = resolve_catalog_tables(config, session)
+    except BaseException:
+        if started is not None:
+            session.stop()
+        raise
+    return (SparkDeltaWriter(session) if spark_writer else DeltaRsWriter()), started, config
 
 
 def run_maintain(config_path: Path, console: Console, *, as_json: bool, **overrides: object) -> int:
@@ -99,7 +110,7 @@ def run_maintain(config_path: Path, console: Console, *, as_json: bool, **overri
 
     config = load_gate_config(config_path)
     policy = policy_for(config, **overrides)  # type: ignore[arg-type]
-    writer, session = _writer(config)
+    writer, session, config = _writer(config)
     try:
         targets, missing = {}, []
         for role, target in config.tables().items():

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 
 from streaming_dq.cli.common import count
+from streaming_dq.tables.catalog import shown
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -94,7 +95,7 @@ def start_line(config: GateConfig, metrics_url: str | None) -> str:
         where = f"{src.value.format} messages of {topics} at {src.bootstrap_servers}"
         line = f"gate {config.gate.name!r}: kafka, {where} ({trigger})"
     else:
-        line = f"gate {config.gate.name!r}: {src.format} from {src.path} ({trigger})"
+        line = f"gate {config.gate.name!r}: {src.format} from {shown(src.path or '')} ({trigger})"
     return line + (f"; metrics at {metrics_url}" if metrics_url else "")
 
 
@@ -106,4 +107,5 @@ def end_line(config: GateConfig, totals: JobTotals) -> str:
     )
     if t.replayed:
         counts += f" ({t.replayed} replayed batches skipped)"
-    return f"{counts}\npass table: {config.targets.pass_table}\nquarantine table: {config.targets.quarantine}"
+    targets = config.targets
+    return f"{counts}\npass table: {shown(targets.pass_table)}\nquarantine table: {shown(targets.quarantine)}"

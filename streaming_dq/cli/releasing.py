@@ -60,6 +60,7 @@ def run_release(
     Raises:
         ConfigError: The config or an option is invalid, or another release of the gate did not finish.
     """
+    from streaming_dq.config.catalog import resolve_catalog_tables
     from streaming_dq.config.loader import load_gate_config
     from streaming_dq.exceptions import ConfigError
     from streaming_dq.release import release
@@ -70,6 +71,7 @@ def run_release(
     request = request_of(config.gate.timezone, **selection)  # type: ignore[arg-type]
     name = config.gate.name
     session, created = _session(config, "release")
+    config = resolve_catalog_tables(config, session)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
 
     def progress(done: int, planned: int, counts: dict[str | None, tuple[int, int]]) -> None:
@@ -119,6 +121,7 @@ def run_discard(
     Raises:
         ConfigError: The config or an option is invalid, or another discard of the gate did not finish.
     """
+    from streaming_dq.config.catalog import resolve_catalog_tables
     from streaming_dq.config.loader import load_gate_config
     from streaming_dq.core.scope import parse_duration
     from streaming_dq.exceptions import ConfigError
@@ -131,6 +134,7 @@ def run_discard(
         raise ConfigError(exc.reason, field_path="--older-than") from None
     config = load_gate_config(config_path)
     session, created = _session(config, "discard")
+    config = resolve_catalog_tables(config, session)
     try:
         gate = QualityGate.from_config(config)
         try:

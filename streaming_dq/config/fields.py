@@ -25,11 +25,60 @@ from streaming_dq.core.modes import (
 )
 from streaming_dq.core.scope import parse_duration
 from streaming_dq.exceptions import ConfigError
+from streaming_dq.tables.catalog import PREFIX, catalog_name, name_problem
 
 FILE_FORMATS: tuple[str, ...] = choices(FileFormat)
 """Source and reference formats a gate config accepts (``delta`` needs the delta-spark JARs to stream)."""
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+def table_value(value: object) -> object:
+    """A table's place in a config: a path or URI as written, or a catalog name, written ``{table: NAME}`` or
+    ``table:NAME`` and kept as ``table:NAME`` (:mod:`streaming_dq.tables.catalog`)."""
+    if isinstance(value, dict):
+        if set(value) != {"table"} or not isinstance(value["table"], str):
+            raise ConfigError("a catalog table is written {table: schema.table}")
+        value = PREFIX + value["table"].strip()
+    name = catalog_name(value) if isinstance(value, str) else None
+    if name is not None and (problem := name_problem(name)):
+        raise ConfigError(problem)
+    return value
+
+
+def named_table(data: object) -> object:
+    """A section's ``table: NAME`` (a Delta source, a reference dataset) as its path ``table:NAME``."""
+    if not isinstance(data, dict) or "table" not in data:
+        return data
+    if data.get("path") is not None:
+        raise ConfigError("give path or table, not both", field_path="table")
+    rest = {k: v for k, v in data.items() if k != "table"}
+    table = data["table"]
+    if not isinstance(table, str) or not table.strip():
+        raise ConfigError("table: give the table's name (schema.table)", field_path="table")
+    if problem := name_problem(table.strip()):
+        raise ConfigError(problem, field_path="table")
+    return {**rest, "path": PREFIX + table.strip()}
+
+
+#: A table a gate writes: a path or URI, or a catalog table name (``{table: sales.orders_pass}``).
+TableRef = Annotated[
+    NonEmpty,
+    BeforeValidator(table_value),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "description": "Path or URI of a Delta table."},
+                {
+                    "type": "object",
+                    "properties": {"table": {"type": "string", "description": "schema.table in the catalog"}},
+                    "required": ["table"],
+                    "additionalProperties": False,
+                },
+            ]
+        }
+    ),
+]
 
 
 def _checked_ddl(value: str) -> str:

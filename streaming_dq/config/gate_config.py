@@ -135,6 +135,8 @@ class GateConfig(Section):
     #: The checks built when the file was validated (``load_gate_config``), so a job never builds them twice.
     _built: tuple[BaseCheck, ...] | None = PrivateAttr(default=None)
     _notes: tuple[str, ...] = PrivateAttr(default=())
+    #: Where the catalog keeps the tables named ``table:NAME`` (:mod:`streaming_dq.config.catalog`).
+    _locations: dict[str, str] | None = PrivateAttr(default=None)
 
     @property
     def source_file(self) -> str | None:
@@ -145,6 +147,24 @@ class GateConfig(Section):
         """Return a copy of this config marked as loaded from ``source_file``."""
         marked = self.model_copy()
         marked._source_file = source_file
+        return marked
+
+    @property
+    def catalog_pending(self) -> bool:
+        """Whether the config names catalog tables nobody has looked up yet
+        (:func:`~streaming_dq.config.catalog.resolve_catalog_tables`)."""
+        from streaming_dq.tables.catalog import catalog_name
+
+        if self._locations is not None:
+            return False
+        values = [*self.targets.paths().values(), self.source.path]
+        values += [r.path for r in self.reference_datasets.values()]
+        return any(catalog_name(v) is not None for v in values)
+
+    def with_catalog_locations(self, locations: dict[str, str]) -> GateConfig:
+        """Return a copy whose catalog-named tables are at ``locations`` (by name)."""
+        marked = self.model_copy()
+        marked._locations = dict(locations)
         return marked
 
     def with_built_checks(self, checks: Sequence[BaseCheck], notes: Sequence[str]) -> GateConfig:
@@ -186,9 +206,14 @@ class GateConfig(Section):
             KeyError: ``role`` is not configured.
         """
         from streaming_dq.tables import DeltaTarget
+        from streaming_dq.tables.catalog import catalog_name
 
+        value = self.targets.paths()[role]
+        name = catalog_name(value)
         return DeltaTarget(
-            self.targets.paths()[role], merged(self.storage_options, self.targets.storage_options)
+            (self._locations or {}).get(name, value) if name is not None else value,
+            merged(self.storage_options, self.targets.storage_options),
+            name=name,
         )
 
     def tables(self) -> dict[str, DeltaTarget]:

@@ -40,6 +40,7 @@ from streaming_dq.config.validation import cross_problems
 from streaming_dq.config.yaml_reader import read_yaml
 from streaming_dq.core.modes import Dialect
 from streaming_dq.exceptions import ConfigError
+from streaming_dq.tables.catalog import catalog_name
 
 __all__ = [
     "CheckFile",
@@ -110,8 +111,10 @@ def resolve_path(path: str, base: Path) -> str:
         '/jobs/orders/tables/pass'
         >>> resolve_path("s3a://bucket/pass", Path("/jobs/orders"))
         's3a://bucket/pass'
+        >>> resolve_path("table:sales.orders_pass", Path("/jobs/orders"))
+        'table:sales.orders_pass'
     """
-    if _URI.match(path):
+    if _URI.match(path) or catalog_name(path) is not None:
         return path
     return os.path.normpath(base / Path(path).expanduser())
 

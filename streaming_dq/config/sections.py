@@ -12,6 +12,7 @@ from pydantic import (
     StringConstraints,
     WithJsonSchema,
     field_validator,
+    model_validator,
 )
 
 from streaming_dq.config.fields import (
@@ -20,7 +21,9 @@ from streaming_dq.config.fields import (
     NonEmpty,
     OptionValue,
     Section,
+    TableRef,
     every_text,
+    named_table,
     size_bytes,
 )
 from streaming_dq.core.modes import (
@@ -95,10 +98,10 @@ class GateSection(Section):
 class TargetsSection(Section):
     """``targets:``: the Delta tables the gate writes, and which writer writes them."""
 
-    pass_table: NonEmpty = Field(alias="pass", description="Delta table of the rows that passed.")
-    quarantine: NonEmpty = Field(description="Delta table of the failed rows, with their reasons.")
-    results: NonEmpty | None = Field(default=None, description="Delta table: one row per check per batch.")
-    metrics: NonEmpty | None = Field(default=None, description="Delta table of mergeable metric states.")
+    pass_table: TableRef = Field(alias="pass", description="Delta table of the rows that passed.")
+    quarantine: TableRef = Field(description="Delta table of the failed rows, with their reasons.")
+    results: TableRef | None = Field(default=None, description="Delta table: one row per check per batch.")
+    metrics: TableRef | None = Field(default=None, description="Delta table of mergeable metric states.")
     writer: WriterName = Field(
         default="auto", description="auto: Spark's Delta writer when the session has it, else delta-rs."
     )
@@ -209,10 +212,17 @@ class MaintenanceSection(Section):
 
 
 class ReferenceDatasetConfig(Section):
-    """One entry of ``reference-datasets:``: a table or file integrity checks compare against."""
+    """One entry of ``reference-datasets:``: a table or file integrity checks compare against (``path``, or
+    ``table: schema.table`` for a table in the session's catalog)."""
 
     format: FileFormat
-    path: NonEmpty
+    path: NonEmpty = Field(description="Path or URI; a catalog table is written table: schema.table instead.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _table(cls, data: object) -> object:
+        return named_table(data)
+
     schema_: DdlSchema | None = Field(default=None, alias="schema", description="Spark DDL schema.")
     options: dict[str, OptionValue] = Field(default_factory=dict)
     refresh_seconds: float = Field(

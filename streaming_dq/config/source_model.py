@@ -18,12 +18,14 @@ from streaming_dq.config.fields import (
     Trigger,
     TriggerField,
     ddl_columns,
+    named_table,
 )
 from streaming_dq.core.modes import (
     SourceFormat,
     UnknownFields,
 )
 from streaming_dq.exceptions import ConfigError
+from streaming_dq.tables.catalog import catalog_name
 
 #: Columns a Kafka source adds beside the decoded value's fields (the message's coordinates).
 KAFKA_COLUMNS: dict[str, str] = {
@@ -68,7 +70,8 @@ class SourceSection(Section):
     format: SourceFormat = Field(description="Spark source format.")
     path: NonEmpty | None = Field(
         default=None,
-        description="Folder (or table) to stream from; relative to the config file. Not for kafka.",
+        description="Folder (or table) to stream from; relative to the config file. Not for kafka. A Delta "
+        "table in the session's catalog is written table: schema.table instead.",
     )
     bootstrap_servers: NonEmpty | None = Field(default=None, description="kafka: host:port[,host:port...].")
     subscribe: NonEmpty | None = Field(default=None, description="kafka: topic[,topic...] to read.")
@@ -107,8 +110,18 @@ class SourceSection(Section):
     )
     trigger: TriggerField = Field(default_factory=Trigger)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _table(cls, data: object) -> object:
+        return named_table(data)
+
     @model_validator(mode="after")
     def _complete(self) -> SourceSection:
+        if catalog_name(self.path) is not None and self.format != "delta":
+            raise ConfigError(
+                f"a catalog table is a Delta table: a table source needs format delta, not {self.format}",
+                field_path="table",
+            )
         kafka_only = {
             "bootstrap-servers": self.bootstrap_servers,
             "subscribe": self.subscribe,

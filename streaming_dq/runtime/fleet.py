@@ -266,6 +266,9 @@ class GateRun:
 
     def start(self, session: SparkSession, *, pool: str | None, maintenance_phase: float = 0.0) -> None:
         """Build the gate and start its query (in ``pool``, classic Spark only)."""
+        from streaming_dq.config.catalog import resolve_catalog_tables
+
+        self.config = resolve_catalog_tables(self.config, session)  # table names: asked once, here
         gate = self.build_gate(maintenance_phase)
         stream = read_stream(session, self.config.source)
         follow = self._follower_start(session) if _is_remote() else None

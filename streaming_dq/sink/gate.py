@@ -211,8 +211,20 @@ class QualityGate:
             maintenance_phase: Where its maintenance schedule starts in its period (``MaintenancePolicy.phase``;
                 gates sharing a driver spread theirs).
         """
+        from streaming_dq.config.catalog import resolve_catalog_tables
         from streaming_dq.sources import source_decoder
 
+        if config.catalog_pending:  # table names: asked of the active session's catalog, once
+            from pyspark.sql import SparkSession
+
+            session = SparkSession.getActiveSession()
+            if session is None:
+                raise ConfigError(
+                    "catalog table names are looked up in a Spark session's catalog: create the session "
+                    "before the gate",
+                    source=config.source_file,
+                )
+            config = resolve_catalog_tables(config, session)
         gate = cls.__new__(cls)
         references = {
             name: ReferenceSpec(

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from streaming_dq.exceptions import MissingReferenceDatasetError
+from streaming_dq.tables.catalog import catalog_name
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -65,6 +66,9 @@ class ReferenceSpec:
 
             if not has_delta_extension(spark):
                 return self._load_with_delta_rs(spark)
+        name = catalog_name(self.path)
+        if name is not None:  # by name: the catalog's table (delta-rs reads it by its location instead)
+            return spark.read.options(**self.options).table(name)
         reader = spark.read.format(self.format).options(**self.options)
         if self.schema:
             reader = reader.schema(self.schema)

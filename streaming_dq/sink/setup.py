@@ -14,6 +14,7 @@ from streaming_dq.core.modes import TargetRole
 from streaming_dq.core.outcome_rows import RESULTS_SCHEMA
 from streaming_dq.exceptions import CheckEvaluationError, ConfigError
 from streaming_dq.maintenance import check_log_retention, check_retention, z_order_columns
+from streaming_dq.metrics.store import METRICS_SCHEMA
 from streaming_dq.sink.schemas import arrow_schema_of, quarantine_schema
 from streaming_dq.tables.targets import writing
 
@@ -82,6 +83,8 @@ def ensure_tables(
                 writer.ensure_table(target, wanted[role])
     if tracker is not None:
         with writing(tracker.target, batch_id):
+            if tracker.target.name is not None:  # by the gate's writer: Spark's adds it to the catalog
+                writer.ensure_table(tracker.target, METRICS_SCHEMA)
             tracker.ensure_table()
     if maintenance is not None:
         z_order_columns(maintenance.z_order, pass_schema.names)

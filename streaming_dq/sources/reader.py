@@ -38,6 +38,7 @@ from streaming_dq.sources.json import (
     with_corrupt_record_column,
 )
 from streaming_dq.sources.kafka import read_kafka
+from streaming_dq.tables.catalog import catalog_name
 from streaming_dq.tables.storage import spark_uri
 
 __all__ = ["read_source", "source_decoder"]
@@ -58,7 +59,8 @@ def read_source(
     if source.format == "kafka":
         return read_kafka(session, source, stream=stream)
     where = path or source.path
-    where = spark_uri(where) if where is not None else None  # s3:// is S3A's to Spark
+    if catalog_name(where) is None and where is not None:
+        where = spark_uri(where)  # s3:// is S3A's to Spark
     reader: Any = session.readStream if stream else session.read
     if stream and source.max_files_per_trigger is not None:
         reader = reader.option("maxFilesPerTrigger", str(source.max_files_per_trigger))
@@ -76,7 +78,8 @@ def read_source(
         reader = reader.schema(with_corrupt_record_column(source.schema_, source.malformed_column))
     elif source.schema_ is not None:
         reader = reader.schema(source.schema_)
-    return reader.load(where)
+    name = catalog_name(where)
+    return reader.load(where) if name is None else reader.table(name)
 
 
 def source_decoder(source: SourceSection) -> CsvHeaderDecoder | None:

@@ -18,7 +18,8 @@ import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from deltalake.exceptions import DeltaError, TableNotFoundError
 
-from streaming_dq.exceptions import ConfigError
+from streaming_dq.exceptions import ConfigError, InternalError
+from streaming_dq.tables.catalog import catalog_name
 from streaming_dq.tables.storage import delta_rs_options, unsafe_commit_problem
 from streaming_dq.tables.targets import AppTransaction, Compaction, DeltaTarget, TableWriter, is_local_uri
 
@@ -76,6 +77,7 @@ class DeltaRsWriter(TableWriter):
                 except DeltaError as exc:  # not lost: loaded anew below, which raises if that fails
                     logger.info("reloading %s: %s: %s", target.uri, type(exc).__name__, exc)
                 del self._tables[target.uri]
+            _located(target)
             try:
                 table = DeltaTable(target.uri, storage_options=self._options(target))
             except TableNotFoundError:
@@ -100,6 +102,7 @@ class DeltaRsWriter(TableWriter):
         return None if table is None else pa.schema(table.schema().to_arrow())
 
     def create_table(self, target: DeltaTarget, schema: pa.Schema) -> None:
+        _located(target)
         unsafe = unsafe_commit_problem(target.uri, target.storage_options, os.environ)
         if unsafe is not None:  # before the first commit: a second writer could silently lose this one's
             raise ConfigError(f"{target.uri}: {unsafe}", field_path="storage-options")
@@ -201,6 +204,16 @@ class DeltaRsWriter(TableWriter):
 
     def set_properties(self, target: DeltaTarget, properties: Mapping[str, str]) -> None:
         self._require(target).alter.set_table_properties(dict(properties))
+
+
+def _located(target: DeltaTarget) -> None:
+    """Refuse a catalog name nobody looked up (delta-rs writes by location)."""
+    name = catalog_name(target.uri)
+    if name is not None:
+        raise InternalError(
+            f"catalog table {name} was not looked up in the catalog before its first use "
+            "(streaming_dq.config.catalog.resolve_catalog_tables)"
+        )
 
 
 def _commit_properties(txn: AppTransaction) -> CommitProperties:

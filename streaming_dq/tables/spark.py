@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from streaming_dq.exceptions import InternalError
+from streaming_dq.exceptions import ConfigError, InternalError
 from streaming_dq.tables.deltars import DeltaRsWriter
 from streaming_dq.tables.storage import hadoop_options, spark_uri
 from streaming_dq.tables.targets import AppTransaction, Compaction, DeltaTarget, TableWriter
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 
@@ -92,10 +92,27 @@ class SparkDeltaWriter(TableWriter):
         )
         if target.partition_by:
             writer = writer.partitionBy(*target.partition_by)
-        writer.save(spark_uri(target.uri))
+        if target.name is not None:
+            self._create_by_name(target, writer)
+        else:
+            writer.save(spark_uri(target.uri))
         props = ", ".join(f"'{k}' = '{v}'" for k, v in target.configuration.items() if v is not None)
         if props:
             self.spark.sql(f"ALTER TABLE {self._table(target)} SET TBLPROPERTIES ({props})")
+
+    def _create_by_name(self, target: DeltaTarget, writer: DataFrameWriter) -> None:
+        """Create catalog table ``target.name`` (a managed table), unless it exists, and check that the catalog
+        put it where the gate reads its log (``target.uri``, :func:`~streaming_dq.tables.catalog.managed_location`)."""
+        from streaming_dq.tables.catalog import table_location
+
+        assert target.name is not None
+        writer.saveAsTable(target.name)
+        where = table_location(self.spark, target.name)
+        if where is None or where.rstrip("/") != target.uri.rstrip("/"):
+            raise ConfigError(
+                f"the catalog created table {target.name} at {where}, not at {target.uri} where the gate reads "
+                "its log: create the table yourself (CREATE TABLE ... USING DELTA) and run again"
+            )
 
     def committed_version(self, target: DeltaTarget, app_id: str) -> int | None:
         return self._driver.committed_version(target, app_id)
@@ -131,15 +148,18 @@ class SparkDeltaWriter(TableWriter):
                 raise InternalError(f"a write to {target.uri} expected {rows} rows and got {data.num_rows}")
             self._driver.append(target, data, txn, merge_schema=merge_schema)
             return
-        (
+        writer = (
             frame.write.format("delta")
             .mode("append")
             .options(**self._hadoop(target))
             .option("txnAppId", txn.app_id)
             .option("txnVersion", str(txn.version))
             .option("mergeSchema", "true" if merge_schema else "false")
-            .save(spark_uri(target.uri))
         )
+        if target.name is not None:  # through the catalog (Delta applies the txn options there too)
+            writer.saveAsTable(target.name)
+        else:
+            writer.save(spark_uri(target.uri))
 
     # -- maintenance: Delta's own SQL commands, so they run on the executors (and under Spark Connect) ----
 
@@ -148,11 +168,16 @@ class SparkDeltaWriter(TableWriter):
 
     def read_frame(self, target: DeltaTarget) -> DataFrame:
         """The table's rows as a DataFrame the executors read (with the target's storage settings)."""
+        if target.name is not None:
+            return self.spark.read.options(**self._hadoop(target)).table(target.name)
         return self.spark.read.format("delta").options(**self._hadoop(target)).load(spark_uri(target.uri))
 
     def _table(self, target: DeltaTarget) -> str:
-        """The table in Spark SQL (its storage settings put in the session first)."""
+        """The table in Spark SQL (its storage settings put in the session first): its catalog name, or
+        ``delta.`location```."""
         self._hadoop(target)
+        if target.name is not None:
+            return target.name
         return "delta.`" + spark_uri(target.uri).replace("`", "``") + "`"
 
     def _hadoop(self, target: DeltaTarget) -> dict[str, str]:

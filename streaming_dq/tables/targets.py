@@ -37,6 +37,8 @@ class DeltaTarget:
         configuration: Delta table properties set when the gate creates the table. Never set
             ``delta.setTransactionRetentionDuration``: expiring the transaction ids would let very old
             replays duplicate rows.
+        name: The table's name in the Spark session's catalog, when it is addressed by name (``uri`` is then
+            its location, :mod:`streaming_dq.config.catalog`); Spark's writer creates and appends by name.
 
     Example:
         >>> DeltaTarget("/tmp/orders_pass").uri
@@ -47,6 +49,7 @@ class DeltaTarget:
     storage_options: Mapping[str, str] = field(default_factory=dict, repr=False)
     partition_by: tuple[str, ...] = ()
     configuration: Mapping[str, str | None] = field(default_factory=dict)
+    name: str | None = None
 
     @classmethod
     def of(cls, value: str | os.PathLike[str] | DeltaTarget) -> DeltaTarget:

@@ -172,9 +172,11 @@ def test_a_batch_scoped_anomaly_check_s_series_reach_prometheus_under_connect(co
         body = scrape_while_running(
             job,
             port,
-            lambda b: rows_counted(b) >= summary["records"]
-            and "expected" in anomaly_series(b)
-            and 'streaming_dq_trigger_duration_seconds{gate="orders"}' in b,
+            lambda b: (
+                rows_counted(b) >= summary["records"]
+                and "expected" in anomaly_series(b)
+                and 'streaming_dq_trigger_duration_seconds{gate="orders"}' in b
+            ),
             150,
         )
     finally:

@@ -1,0 +1,159 @@
+"""Catalog table names: a gate job whose source, reference dataset and four tables are named in Spark's
+session catalog (Spark's embedded metastore, Derby, under a temporary warehouse; Delta's catalog on top).
+
+Spark's writer creates the missing tables by name and appends through the catalog; the tables are read back
+by name by another Spark process and by location by delta-rs. A second gate on the same catalog with delta-rs
+finds the tables by name and writes them by location. Names the catalog lacks end the job before its first
+batch, exit 2, one line per field. Each Spark process is a process of its own: Derby admits one at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from jobs_support import CLI
+
+from streaming_dq.tables.reading import read_table
+
+pytestmark = pytest.mark.integration
+
+HELPER = Path(__file__).with_name("catalog_job.py")
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(HELPER.parent))
+from catalog_job import ROWS  # noqa: E402
+
+CONFIG = """\
+gate: {{name: {gate}, event-time: ts}}
+source: {{format: delta, table: {source}, trigger: available-now}}
+checkpoint: {checkpoint}
+targets:
+  writer: {writer}
+  driver-commit-rows: 0        # every write of Spark's writer through Spark: by name
+  pass: {{table: {schema}.orders_pass}}
+  quarantine: {{table: {schema}.orders_quarantine}}
+  results: {{table: {schema}.orders_results}}
+  metrics: {{table: {schema}.orders_metrics}}
+reference-datasets:
+  customers: {{format: delta, table: {customers}}}
+checks:
+  - {{check: null-check, check-id: amount-present, columns: [amount]}}
+  - check: foreign-key-row-check
+    check-id: customer-known
+    column: customer_id
+    reference-dataset: customers
+    reference-column: customer_id
+  - {{check: row-count-min-check, check-id: some-rows, min-count: 1}}
+spark:
+  master: "local[2]"
+  conf:
+    spark.sql.catalogImplementation: hive
+    spark.sql.warehouse.dir: {warehouse}
+    spark.hadoop.javax.jdo.option.ConnectionURL: "jdbc:derby:;databaseName={metastore};create=true"
+    spark.sql.shuffle.partitions: "2"
+"""
+FAILING = {i for i, customer, amount in ROWS if amount is None or customer == "c9"}
+
+
+def write_config(tmp_path: Path, name: str, **fields: str) -> Path:
+    values = {
+        "gate": "orders",
+        "source": "sales.orders_raw",
+        "checkpoint": str(tmp_path / "state" / name),
+        "writer": "spark",
+        "schema": "sales",
+        "customers": "sales.customers",
+        "warehouse": str(tmp_path / "warehouse"),
+        "metastore": str(tmp_path / "metastore_db"),
+        **fields,
+    }
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(CONFIG.format(**values), encoding="utf-8")
+    return path
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(HELPER.parent)])}
+    return subprocess.run(args, capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
+
+
+def test_a_stream_into_catalog_named_tables_is_read_back_by_name_and_by_location(tmp_path):
+    spark_config = write_config(tmp_path, "spark")
+    setup = run(sys.executable, str(HELPER), "setup", str(spark_config), cwd=tmp_path)
+    assert setup.returncode == 0, setup.stderr[-3000:]
+
+    first = run(str(CLI), "run", str(spark_config), cwd=tmp_path)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "from sales.orders_raw (catalog)" in first.stdout, first.stdout
+    assert "pass table: sales.orders_pass (catalog)" in first.stdout, first.stdout
+    # a second gate on the same catalog, with delta-rs: the tables exist, it finds them by name
+    rs_config = write_config(tmp_path, "delta-rs", gate="orders_rs", writer="delta-rs")
+    second = run(str(CLI), "run", str(rs_config), cwd=tmp_path)
+    assert second.returncode == 0, second.stderr[-3000:]
+
+    read = run(sys.executable, str(HELPER), "read", str(spark_config), cwd=tmp_path)
+    assert read.returncode == 0, read.stderr[-3000:]
+    tables = json.loads(read.stdout)
+    wanted = {
+        "orders_raw",
+        "customers",
+        "orders_pass",
+        "orders_quarantine",
+        "orders_results",
+        "orders_metrics",
+    }
+    assert set(tables) == wanted, tables.keys()  # every table the gate wrote is in the catalog
+    ids = {i for i, _, _ in ROWS}
+    passed, quarantined = tables["orders_pass"]["ids"], tables["orders_quarantine"]["ids"]
+    assert passed == sorted(2 * sorted(ids - FAILING)), passed  # each gate wrote each passing row once
+    assert quarantined == sorted(2 * sorted(FAILING)), quarantined
+    for name in ("orders_pass", "orders_quarantine", "orders_results", "orders_metrics"):
+        location = tables[name]["location"]
+        assert location.startswith(f"file:{tmp_path}/warehouse/sales.db/"), location  # managed tables
+        by_location = read_table(location.removeprefix("file:"))
+        assert by_location.num_rows == tables[name]["rows"], name  # delta-rs reads what Spark reads by name
+
+    # who committed what: Spark's writer through the catalog, with the gate's app transaction (exactly once),
+    # and delta-rs by location
+    log = Path(tables["orders_pass"]["location"].removeprefix("file:")) / "_delta_log"
+    commits = [[json.loads(line) for line in f.read_text().splitlines()] for f in sorted(log.glob("*.json"))]
+    engines = {}
+    for actions in commits:
+        info = next(a["commitInfo"] for a in actions if "commitInfo" in a)
+        txns = [a["txn"]["appId"] for a in actions if "txn" in a]
+        if any(a.get("add", {}).get("dataChange") for a in actions):
+            engines[info.get("engineInfo", "").split("/")[0].split(":")[0]] = txns
+    assert set(engines) == {"Apache-Spark", "delta-rs"}, engines
+    assert engines["Apache-Spark"] and engines["Apache-Spark"][0].startswith("orders:"), engines
+    assert engines["delta-rs"] and engines["delta-rs"][0].startswith("orders_rs:"), engines
+
+
+def test_names_the_catalog_lacks_end_the_job_before_its_first_batch_with_one_line_each(tmp_path):
+    # an empty metastore: no source, no reference, no target tables, and no schema sales
+    rs_config = write_config(tmp_path, "missing", writer="delta-rs")
+    result = run(str(CLI), "run", str(rs_config), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr[-3000:]
+    lines = [line for line in result.stderr.splitlines() if str(rs_config) in line]
+    by_field = {field: [line for line in lines if f": {field}: " in line] for field in (
+        "source.table", "reference-datasets.customers.table", "targets.pass", "targets.quarantine",
+        "targets.results", "targets.metrics")}  # fmt: skip
+    assert all(len(found) == 1 for found in by_field.values()), (by_field, result.stderr[-3000:])
+    assert "table sales.orders_raw is not in the catalog" in by_field["source.table"][0]
+    assert "delta-rs writes by location" in by_field["targets.pass"][0]
+    assert not re.search(r"^batch +\d", result.stdout, re.M), result.stdout  # nothing ran
+
+    # Spark's writer creates missing tables, not missing schemas (an administrator's decision in a catalog)
+    spark_config = write_config(tmp_path, "no-schema", schema="nowhere")
+    result = run(str(CLI), "run", str(spark_config), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr[-3000:]
+    lines = [line for line in result.stderr.splitlines() if str(spark_config) in line]
+    assert any(
+        "targets.pass: schema nowhere of table nowhere.orders_pass is not in the catalog" in line
+        for line in lines
+    ), result.stderr[-3000:]
+    assert not re.search(r"^batch +\d", result.stdout, re.M), result.stdout
