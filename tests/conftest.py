@@ -20,18 +20,14 @@ os.environ.setdefault("STREAMING_DQ_JARS", str(REPO / ".jars"))
 def delta_conf() -> dict[str, str]:
     """The conf that loads the fetched delta-spark, Kafka-reader, spark-avro and S3A JARs; a clear failure
     when `make jars` has not run."""
-    from streaming_dq.runtime.jvm import bundle_jars, jars_home, spark_conf
+    from streaming_dq.runtime.jvm import bundle_jars, jars_home
+    from streaming_dq.runtime.session import jar_conf
 
     for bundle in ("delta", "kafka", "avro", "s3"):
         if bundle_jars(bundle) is None:
             raise RuntimeError(f"no {bundle} JARs in {jars_home()}: run `make jars` (make test does)")
-    # S3A's 690 MB of JARs go on the driver's class path: spark.jars would copy them for every session
-    s3 = os.pathsep.join(str(j) for j in bundle_jars("s3") or [])
-    return {
-        **spark_conf(["delta", "kafka", "avro"]),
-        "spark.driver.extraClassPath": s3,
-        "spark.databricks.delta.snapshotPartitions": "2",
-    }
+    # as a job's session on a local master: S3A on the driver's class path, Delta's S3 LogStore in spark.jars
+    return jar_conf(True, ["delta", "kafka", "avro", "s3"])
 
 
 def build_spark_session(master: str = "local[2]", conf: dict[str, str] | None = None):  # type: ignore[no-untyped-def]

@@ -75,15 +75,15 @@ def _writer(config: GateConfig) -> tuple[TableWriter, object | None, GateConfig]
     """The writer that maintains the tables, the session it started (None: none, or one already up), and
     the config with its catalog table names looked up (which takes a session even for delta-rs)."""
     from streaming_dq.config.catalog import resolve_catalog_tables
-    from streaming_dq.runtime.session import build_spark_session
+    from streaming_dq.runtime.session import config_session
     from streaming_dq.tables import DeltaRsWriter, SparkDeltaWriter
 
     writer = config.targets.writer
     spark_writer = writer == "spark" or (writer == "auto" and not config.spark.master.startswith("local"))
     if not spark_writer and not config.catalog_pending:
         return DeltaRsWriter(), None, config
-    session, created = build_spark_session(
-        config.spark,
+    session, created = config_session(
+        config,
         app_name=f"streaming-dq-maintain-{config.gate.name}",
         writer="spark" if spark_writer else config.targets.writer,
     )

@@ -102,15 +102,9 @@ def run_release(
 
 
 def _session(config: GateConfig, what: str) -> tuple[SparkSession, bool]:
-    from streaming_dq.runtime.session import build_spark_session
+    from streaming_dq.runtime.session import config_session
 
-    formats = [config.source.format, *(r.format for r in config.reference_datasets.values())]
-    return build_spark_session(
-        config.spark,
-        app_name=f"streaming-dq-{what}-{config.gate.name}",
-        writer=config.targets.writer,
-        delta="delta" in formats,
-    )
+    return config_session(config, app_name=f"streaming-dq-{what}-{config.gate.name}")
 
 
 def run_discard(

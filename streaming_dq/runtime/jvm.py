@@ -345,11 +345,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"error: not fetched: {', '.join(missing)} (run: python -m streaming_dq.runtime.jvm fetch "
                       f"{' '.join(missing)})", file=sys.stderr)  # fmt: skip
                 return 1
-            print(",".join(str(j) for jars in found for j in jars or ()))
+            listed = [str(j) for jars in found for j in jars or ()]
+            if "s3" in args.bundles:
+                from streaming_dq.runtime.logstore import log_store_jar
+
+                listed.append(str(log_store_jar(args.home)))
+            print(",".join(listed))
             return 0
         for name in args.bundles:
             jars = fetch(name, home=args.home, keep_spark_duplicates=name == "kafka-broker")
             print(f"{name}: {len(jars)} JARs in {jars[0].parent if jars else args.home}")
+            if name == "s3":  # Delta's commits through S3A as conditional writes: compiled here, from source
+                from streaming_dq.runtime.logstore import log_store_jar
+
+                print(f"s3: the S3 LogStore in {log_store_jar(args.home)}")
     except JarFetchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -75,7 +75,7 @@ def build_spark_session(
     local = spark.master.startswith("local")
     wants_delta = delta or writer == "spark" or (writer == "auto" and not local)
     wanted: list[BundleName] = ["delta"] if wants_delta else []
-    delta_conf = _jar_conf(local, [*wanted, *(b for b in bundles if b != "delta")])
+    delta_conf = jar_conf(local, [*wanted, *(b for b in bundles if b != "delta")])
     stores = {f"spark.hadoop.{k}": v for k, v in (hadoop or {}).items()}
     conf = {**SPARK_DEFAULTS, **(LOCAL_DEFAULTS if local else {}), **delta_conf, **stores, **spark.conf}
     conf["spark.driver.extraJavaOptions"] = " ".join(
@@ -107,6 +107,24 @@ def build_spark_session(
         raise
     session.sparkContext.setLogLevel(spark.log_level)
     return session, True
+
+
+def config_session(
+    config: GateConfig, *, app_name: str, writer: str | None = None
+) -> tuple[SparkSession, bool]:
+    """The session of a one-off command on one gate's tables (``release``, ``quarantine discard``,
+    ``maintain``): as :func:`build_spark_session` builds it, with the JARs and object-store settings the
+    config's source, references and tables need (:func:`storage_conf`). ``writer`` overrides the config's."""
+    bundles, hadoop = storage_conf(config)
+    formats = [config.source.format, *(r.format for r in config.reference_datasets.values())]
+    return build_spark_session(
+        config.spark,
+        app_name=app_name,
+        writer=writer or config.targets.writer,
+        delta="delta" in formats,
+        bundles=bundles,
+        hadoop=hadoop,
+    )
 
 
 def storage_conf(config: GateConfig) -> tuple[list[BundleName], dict[str, str]]:
@@ -147,19 +165,29 @@ def _log_options(level: str) -> list[str]:
     return [f"-Dlog4j2.configurationFile={path}", f"-Dstreaming_dq.log_level={level.lower()}"]
 
 
-def _jar_conf(local: bool, bundles: Sequence[BundleName]) -> dict[str, str]:
+def jar_conf(local: bool, bundles: Sequence[BundleName]) -> dict[str, str]:
+    """The Spark conf that loads ``bundles`` (see :func:`streaming_dq.runtime.jvm.spark_conf`): on a
+    ``local`` master S3A's JARs on the driver's class path; with Delta and S3 the S3 LogStore
+    (:mod:`streaming_dq.runtime.logstore`)."""
     from streaming_dq.runtime.jvm import spark_conf
 
     if not bundles:
         return {}
     from streaming_dq.runtime.jvm import bundle_jars
 
+    wanted = list(bundles)
     s3 = bundle_jars("s3") if local and "s3" in bundles else None
     if s3 is not None:  # on a local master the driver is the executor: S3A's 690 MB need no copy per session
         bundles = [b for b in bundles if b != "s3"]
     conf = spark_conf(bundles) if bundles else {}
     if s3 is not None:
         conf["spark.driver.extraClassPath"] = os.pathsep.join(str(j) for j in s3)
+    if "s3" in wanted and "delta" in wanted:  # Delta's commits on S3 by conditional write
+        from streaming_dq.runtime.logstore import log_store_conf
+
+        store = log_store_conf()
+        jars = [j for j in (conf.get("spark.jars"), store.pop("spark.jars")) if j]
+        conf.update(store, **{"spark.jars": ",".join(jars)})
     if local and "delta" in bundles:  # Delta's log replay runs 50 tasks by default: a fixed cost per commit
         conf["spark.databricks.delta.snapshotPartitions"] = "2"
     return conf

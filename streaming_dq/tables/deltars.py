@@ -20,7 +20,7 @@ from deltalake.exceptions import DeltaError, TableNotFoundError
 
 from streaming_dq.exceptions import ConfigError, InternalError
 from streaming_dq.tables.catalog import catalog_name
-from streaming_dq.tables.storage import delta_rs_options, unsafe_commit_problem
+from streaming_dq.tables.storage import commits_by_conditional_put, delta_rs_options, unsafe_commit_problem
 from streaming_dq.tables.targets import AppTransaction, Compaction, DeltaTarget, TableWriter, is_local_uri
 
 logger = logging.getLogger("streaming_dq.tables")
@@ -119,11 +119,15 @@ class DeltaRsWriter(TableWriter):
         table = self._open(target)
         return None if table is None else table.transaction_version(app_id)
 
-    def can_append_for_spark(self, target: DeltaTarget) -> bool:
+    def can_append_for_spark(self, target: DeltaTarget, *, s3_conditional: bool = False) -> bool:
         """Whether this writer may commit appends to a table Spark's writer also writes: the table exists on
-        the local file system (where both commit by an atomic create of the log file) and its protocol needs
-        no feature outside :data:`APPENDABLE_FEATURES`."""
-        if not is_local_uri(target.uri):
+        the local file system (where both commit by an atomic create of the log file) or on S3 where both
+        commit by conditional write (``s3_conditional``: Spark's LogStore does, see
+        :data:`~streaming_dq.tables.storage.S3_LOG_STORE_CLASS`; and so does delta-rs, with
+        ``aws_conditional_put: etag``), and its protocol needs no feature outside :data:`APPENDABLE_FEATURES`."""
+        if not is_local_uri(target.uri) and not (
+            s3_conditional and commits_by_conditional_put(target.uri, target.storage_options, os.environ)
+        ):
             return False
         table = self._open(target)
         if table is None:

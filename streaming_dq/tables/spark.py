@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from streaming_dq.exceptions import ConfigError, InternalError
 from streaming_dq.tables.deltars import DeltaRsWriter
-from streaming_dq.tables.storage import hadoop_options, spark_uri
+from streaming_dq.tables.storage import S3_LOG_STORE_CLASS, hadoop_options, spark_uri
 from streaming_dq.tables.targets import AppTransaction, Compaction, DeltaTarget, TableWriter
 
 if TYPE_CHECKING:
@@ -65,6 +65,7 @@ class SparkDeltaWriter(TableWriter):
         self.driver_commit_rows = driver_commit_rows
         self._driver = DeltaRsWriter()  # reads every table's log; commits the small writes
         self._session_hadoop: dict[str, str] = {}  # storage settings already put in the session
+        self._s3_log_store: bool | None = None
 
     def table_schema(self, target: DeltaTarget) -> pa.Schema | None:
         return self._driver.table_schema(target)
@@ -74,8 +75,15 @@ class SparkDeltaWriter(TableWriter):
         return (
             self.driver_commit_rows > 0
             and rows <= self.driver_commit_rows
-            and self._driver.can_append_for_spark(target)
+            and self._driver.can_append_for_spark(target, s3_conditional=self._s3_conditional())
         )
+
+    def _s3_conditional(self) -> bool:
+        """Whether the session's Delta commits to S3 by conditional write, as delta-rs can (asked once)."""
+        if self._s3_log_store is None:
+            chosen = self.spark.conf.get("spark.delta.logStore.s3a.impl", None)
+            self._s3_log_store = chosen == S3_LOG_STORE_CLASS
+        return self._s3_log_store
 
     def _frame(self, data: pa.Table) -> DataFrame:
         """A small driver-built table as a DataFrame, with its schema given (Connect cannot infer an empty one)."""

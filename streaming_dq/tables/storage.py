@@ -160,6 +160,24 @@ def unsafe_commit_problem(uri: str, options: Mapping[str, str], environ: Mapping
     return None
 
 
+#: Delta's LogStore for S3 that commits by conditional write (:mod:`streaming_dq.runtime.logstore`).
+S3_LOG_STORE_CLASS = "io.streamingdq.delta.S3ConditionalLogStore"
+
+
+def commits_by_conditional_put(uri: str, options: Mapping[str, str], environ: Mapping[str, str]) -> bool:
+    """Whether delta-rs commits to the S3 table ``uri`` by conditional write (``aws_conditional_put: etag``):
+    the way :data:`S3_LOG_STORE_CLASS` commits for Spark, so both may commit to the table.
+
+    Example:
+        >>> commits_by_conditional_put("s3://lake/t", {"aws_conditional_put": "etag"}, {})
+        True
+    """
+    if uri.split("://", 1)[0].lower() not in {"s3", "s3a"}:
+        return False
+    put = _setting(options, environ, "aws_conditional_put", "conditional_put")
+    return put is not None and put.strip().lower() == "etag"
+
+
 def spark_uri(uri: str) -> str:
     """``uri`` as Spark's Hadoop file systems name it: ``s3://`` is S3A's (``s3a://``), other URIs unchanged.
 

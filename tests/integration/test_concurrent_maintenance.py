@@ -1,5 +1,6 @@
 """A second and a third writer on the gate's tables while it streams: ``streaming-dq maintain`` (compaction,
-log checkpoint, a vacuum with a safe retention) from another process, and Spark's ``OPTIMIZE`` from this one.
+log checkpoint, a vacuum with a safe retention) from another process, and Spark's ``OPTIMIZE`` from this one
+(on S3 through S3A with the conditional-write LogStore, :mod:`streaming_dq.runtime.logstore`).
 
 The gate (``streaming-dq run`` on the orders job, delta-rs, a processing-time trigger) only appends, so its
 commits and a compaction's do not conflict by Delta's rules (a blind append reads nothing another commit
@@ -22,6 +23,7 @@ from jobs_support import CLI, in_order, make_orders_job
 
 from streaming_dq.devtools.local_s3 import S3Server
 from streaming_dq.tables.reading import read_table
+from streaming_dq.tables.storage import hadoop_options, spark_uri
 
 pytestmark = pytest.mark.integration
 
@@ -43,18 +45,20 @@ def history(uri: str, options: dict[str, str] | None) -> list[dict[str, object]]
     return sorted(DeltaTable(uri, storage_options=options).history(), key=lambda h: int(h["version"]))
 
 
-@pytest.mark.parametrize("where", ["local", "s3"])
+@pytest.mark.parametrize("where", ["local", "s3", "s3-spark-writer"])
 def test_maintenance_and_optimize_from_other_processes_lose_and_duplicate_nothing(
     tmp_path: Path, request: pytest.FixtureRequest, where: str
 ) -> None:
-    config, summary = make_orders_job(tmp_path, batches=BATCHES, rows=ROWS)
+    # with Spark's writer each `maintain` is a Spark application of its own (~20 s here): fewer batches
+    batches = 3 if where == "s3-spark-writer" else BATCHES
+    config, summary = make_orders_job(tmp_path, batches=batches, rows=ROWS)
     in_order(summary["files"])
     text = config.read_text(encoding="utf-8").replace(
         "trigger: available-now ", 'trigger: {processing-time: "1 second"} '
     )
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
     options: dict[str, str] | None = None
-    if where == "s3":
+    if where.startswith("s3"):
         s3: S3Server = request.getfixturevalue("s3")
         options = s3.storage_options()
         text = text.replace("data/tables/", f"s3://lake/maintained-{tmp_path.name}/")
@@ -63,6 +67,9 @@ def test_maintenance_and_optimize_from_other_processes_lose_and_duplicate_nothin
         tables = f"s3://lake/maintained-{tmp_path.name}"
     else:
         tables = str(tmp_path / "data" / "tables")
+    if where == "s3-spark-writer":  # its batches commit through Spark and (the small ones) through delta-rs
+        text = text.replace("writer: delta-rs", "writer: spark\n  driver-commit-rows: 20")
+        assert "writer: spark" in text  # a batch's ~25 passing rows through Spark, its quarantine through delta-rs
     assert "processing-time" in text
     config.write_text(text, encoding="utf-8")
     results, passed = f"{tables}/orders_results", f"{tables}/orders_pass"
@@ -90,10 +97,11 @@ def test_maintenance_and_optimize_from_other_processes_lose_and_duplicate_nothin
                 )  # fmt: skip
                 assert done.returncode == 0, done.stdout + done.stderr
                 maintained += 1
-                if where == "local":  # Spark's OPTIMIZE on the store needs S3A (not set up here)
-                    spark = request.getfixturevalue("spark")
-                    spark.sql(f"OPTIMIZE delta.`{passed}`").collect()
-                    optimized += 1
+                spark = request.getfixturevalue("spark")
+                for key, value in hadoop_options(passed, options or {}).items():  # S3A's settings for the bucket
+                    spark.conf.set(key, value)
+                spark.sql(f"OPTIMIZE delta.`{spark_uri(passed)}`").collect()  # on S3: the conditional LogStore
+                optimized += 1
             deadline = time.monotonic() + 300
             while batches_in(results, options) <= k and time.monotonic() < deadline and run.poll() is None:
                 time.sleep(0.2)
@@ -109,10 +117,18 @@ def test_maintenance_and_optimize_from_other_processes_lose_and_duplicate_nothin
     quarantined = read_table(f"{tables}/orders_quarantine", storage_options=options).num_rows
     context = f"maintained {maintained}, optimized {optimized}; log:\n{log.read_text()[-3000:]}"
     assert pass_rows + quarantined == summary["records"], context  # nothing lost, nothing twice
-    assert maintained == BATCHES - 1, context
+    assert maintained == batches - 1, context
     operations = [str(h["operation"]) for h in history(passed, options)]
     first_maintenance = operations.index("OPTIMIZE")
     assert "WRITE" in operations[first_maintenance:], (operations, context)  # the gate wrote after it
-    if where == "local":
-        engines = {str(h.get("engineInfo", "")).split("/")[0] for h in history(passed, options)}
-        assert "Apache-Spark" in engines, (engines, context)
+    engines = {str(h.get("engineInfo", "")).split("/")[0] for h in history(passed, options)}
+    assert "Apache-Spark" in engines, (engines, context)
+    if where == "s3-spark-writer":  # Spark's writer and delta-rs committed batches to the same S3 tables
+        quarantine_engines = {
+            str(h.get("engineInfo", "")).split("/")[0].split(":")[0]
+            for h in history(f"{tables}/orders_quarantine", options)
+            if h.get("operation") == "WRITE"
+        }
+        assert {"delta-rs"} <= quarantine_engines, (quarantine_engines, context)
+        writes = [h for h in history(passed, options) if h.get("operation") == "WRITE"]
+        assert any(str(h.get("engineInfo", "")).startswith("Apache-Spark") for h in writes), (writes, context)
