@@ -18,8 +18,9 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# delta-spark, Spark's Kafka reader, spark-avro and a Kafka broker (for the Kafka tests and demo), with what
-# they need beyond Spark's own JARs, with Maven (offline once ~/.m2 holds them).
+# delta-spark, Spark's Kafka reader, spark-avro, a Kafka broker (for the Kafka tests and demo) and S3A, with
+# what they need beyond Spark's own JARs, with Maven (offline once ~/.m2 holds them); then our S3 LogStore is
+# compiled from its source with javac (streaming_dq/runtime/logstore/; rebuilt on first use when it changes).
 $(JARS) &: $(STAMP)
 	$(PY) -m streaming_dq.runtime.jvm fetch $(BUNDLES)
 

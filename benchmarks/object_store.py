@@ -42,15 +42,16 @@ _REQUEST = re.compile(r'"(GET|PUT|POST|HEAD|DELETE) (/[^ ]*) HTTP/')
 
 
 def build_spark(s3: Any) -> Any:
-    """local[2] with delta-spark and S3A (the JARs ``make jars`` fetched), S3A set for the server's bucket."""
+    """local[2] with delta-spark and S3A (the JARs ``make jars`` fetched) as a job's session loads them (the
+    S3 LogStore included, :func:`streaming_dq.runtime.jvm.log_store_jar`), S3A set for the server's bucket."""
     from benchmarks.distributed import build_spark as local_spark
     from streaming_dq.runtime.jvm import bundle_jars
+    from streaming_dq.runtime.session import jar_conf
     from streaming_dq.tables.storage import hadoop_options
 
-    s3a = bundle_jars("s3")
-    if s3a is None:
+    if bundle_jars("s3") is None:
         raise SystemExit("no S3A JARs: run `make jars`")
-    extra = {"spark.driver.extraClassPath": os.pathsep.join(str(j) for j in s3a)}
+    extra = jar_conf(True, ["delta", "s3"])
     extra |= {f"spark.hadoop.{k}": v for k, v in hadoop_options("s3a://lake/", s3.storage_options()).items()}
     return local_spark(extra)
 

@@ -1,6 +1,6 @@
 """A second and a third writer on the gate's tables while it streams: ``streaming-dq maintain`` (compaction,
 log checkpoint, a vacuum with a safe retention) from another process, and Spark's ``OPTIMIZE`` from this one
-(on S3 through S3A with the conditional-write LogStore, :mod:`streaming_dq.runtime.logstore`).
+(on S3 through S3A with the conditional-write LogStore, :func:`streaming_dq.runtime.jvm.log_store_jar`).
 
 The gate (``streaming-dq run`` on the orders job, delta-rs, a processing-time trigger) only appends, so its
 commits and a compaction's do not conflict by Delta's rules (a blind append reads nothing another commit
@@ -69,7 +69,9 @@ def test_maintenance_and_optimize_from_other_processes_lose_and_duplicate_nothin
         tables = str(tmp_path / "data" / "tables")
     if where == "s3-spark-writer":  # its batches commit through Spark and (the small ones) through delta-rs
         text = text.replace("writer: delta-rs", "writer: spark\n  driver-commit-rows: 20")
-        assert "writer: spark" in text  # a batch's ~25 passing rows through Spark, its quarantine through delta-rs
+        assert (
+            "writer: spark" in text
+        )  # a batch's ~25 passing rows through Spark, its quarantine through delta-rs
     assert "processing-time" in text
     config.write_text(text, encoding="utf-8")
     results, passed = f"{tables}/orders_results", f"{tables}/orders_pass"
@@ -98,9 +100,13 @@ def test_maintenance_and_optimize_from_other_processes_lose_and_duplicate_nothin
                 assert done.returncode == 0, done.stdout + done.stderr
                 maintained += 1
                 spark = request.getfixturevalue("spark")
-                for key, value in hadoop_options(passed, options or {}).items():  # S3A's settings for the bucket
+                for key, value in hadoop_options(
+                    passed, options or {}
+                ).items():  # S3A's settings for the bucket
                     spark.conf.set(key, value)
-                spark.sql(f"OPTIMIZE delta.`{spark_uri(passed)}`").collect()  # on S3: the conditional LogStore
+                spark.sql(
+                    f"OPTIMIZE delta.`{spark_uri(passed)}`"
+                ).collect()  # on S3: the conditional LogStore
                 optimized += 1
             deadline = time.monotonic() + 300
             while batches_in(results, options) <= k and time.monotonic() < deadline and run.poll() is None:

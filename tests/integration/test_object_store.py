@@ -181,3 +181,56 @@ def test_a_wrong_bucket_secret_or_commit_mode_ends_the_job_before_its_first_batc
     assert len(errors) == 1 and "targets.pass" in errors[0] and "orders.yaml" in errors[0], output
     assert "batch " not in output and not (tmp_path / "data" / "state").exists(), output  # before Spark ran
     assert s3.secret_key not in output and (secret is None or secret not in output), output
+
+
+def test_spark_s_log_store_on_s3_refuses_a_version_another_writer_took(spark, s3):
+    """The LogStore Spark's writer commits through on S3 (``S3ConditionalLogStore``, compiled from our source):
+    creating a log file that exists is refused by the store (a conditional write), which Delta reads as "that
+    version is taken: check for conflicts and commit the next". delta-rs commits the same way, so a version a
+    delta-rs writer took is refused to Spark too, and the other way round."""
+    from deltalake import write_deltalake
+
+    from streaming_dq.runtime.jvm import LOG_STORE_CLASS
+    from streaming_dq.tables.storage import hadoop_options
+
+    assert spark.conf.get("spark.delta.logStore.s3a.impl") == LOG_STORE_CLASS  # the test session's, as a job's
+    import pyarrow as pa
+
+    table = "s3://lake/log-store-race"
+    write_deltalake(table, pa.table({"id": [1]}), storage_options=s3.storage_options())  # version 0, delta-rs
+    jvm, conf = spark._jvm, spark._jsc.hadoopConfiguration()
+    for key, value in hadoop_options(table, s3.storage_options()).items():
+        conf.set(key, value)
+    store = jvm.io.streamingdq.delta.S3ConditionalLogStore(conf)
+
+    def commit(version: int) -> str | None:
+        path = jvm.org.apache.hadoop.fs.Path(f"s3a://lake/log-store-race/_delta_log/{version:020d}.json")
+        lines = jvm.java.util.ArrayList()
+        lines.add('{"commitInfo":{"operation":"TEST"}}')
+        try:
+            store.write(path, lines.iterator(), False, conf)
+        except Exception as exc:  # py4j's error: the Java exception's class is in its text
+            return str(exc)
+        return None
+
+    taken = commit(0)  # delta-rs's version 0
+    assert taken is not None and "java.nio.file.FileAlreadyExistsException" in taken, taken
+    assert commit(1) is None  # a free version is written
+    again = commit(1)
+    assert again is not None and "java.nio.file.FileAlreadyExistsException" in again, again
+    log = [k for k in s3.keys("lake", "log-store-race/_delta_log/") if k.endswith(".json")]
+    assert log == ["log-store-race/_delta_log/00000000000000000000.json",
+                   "log-store-race/_delta_log/00000000000000000001.json"]  # fmt: skip
+    assert "TEST" not in read_s3_text(s3, "log-store-race/_delta_log/00000000000000000000.json")  # not overwritten
+    # refused by the store itself (412 to the conditional PUT), not by a look first that another writer could race
+    assert s3.log is not None
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", s3.log.read_text(errors="replace"))  # the server colours errors
+    refused = [
+        line for line in plain.splitlines()
+        if '"PUT /lake/log-store-race/_delta_log/00000000000000000001.json' in line and '" 412 ' in line
+    ]  # fmt: skip
+    assert len(refused) == 1, s3.log.read_text(errors="replace")[-2000:]
+
+
+def read_s3_text(s3: S3Server, key: str) -> str:
+    return s3.client().get_object(Bucket="lake", Key=key)["Body"].read().decode()

@@ -50,7 +50,9 @@ public class S3ConditionalLogStore extends HadoopFileSystemLogStore {
             }
             return;
         }
-        FSDataOutputStreamBuilder<?, ?> builder = fs.createFile(path).overwrite(false);
+        // overwrite(true): no HEAD first (a check another writer could race anyway); the store's refusal of
+        // the conditional PUT is the one guard, and it is atomic
+        FSDataOutputStreamBuilder<?, ?> builder = fs.createFile(path).overwrite(true);
         builder.must(CREATE_IF_ABSENT, true);
         try (FSDataOutputStream out = builder.build()) {
             content.writeTo(out);
@@ -65,7 +67,7 @@ public class S3ConditionalLogStore extends HadoopFileSystemLogStore {
         }
     }
 
-    /** Whether the create failed because the file exists: at build() (S3A's HEAD) or at close() (the 412). */
+    /** Whether the create failed because the file exists: the store refused the conditional PUT (412). */
     static boolean takenByAnother(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof org.apache.hadoop.fs.FileAlreadyExistsException
