@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 
@@ -36,6 +37,8 @@ APPENDABLE_FEATURES = frozenset(
 #: commit read since its load (the driver's RSS grew ~260 MiB per 1,000 batches over 4 unmaintained tables),
 #: and a load starts from the newest checkpoint (delta-rs writes one every 100 commits by itself).
 RELOAD_EVERY = 100
+#: How long a kept table's view of its log counts as fresh for a commit (not for reading a transaction version).
+FRESH_SECONDS = 5.0
 
 
 class DeltaRsWriter(TableWriter):
@@ -58,20 +61,31 @@ class DeltaRsWriter(TableWriter):
 
     def __init__(self) -> None:
         self._tables: dict[str, tuple[DeltaTable, int]] = {}
+        self._refreshed: dict[str, float] = {}  # when each kept table last read its log (monotonic seconds)
         self._lock = threading.Lock()
 
     @staticmethod
     def _options(target: DeltaTarget) -> dict[str, str] | None:
         return delta_rs_options(target.storage_options)
 
-    def _open(self, target: DeltaTarget) -> DeltaTable | None:
-        """The table at its latest version (None: no table there)."""
+    def _open(self, target: DeltaTarget, *, refresh: bool = True) -> DeltaTable | None:
+        """The table at its latest version (None: no table there). Without ``refresh`` the kept one as it is,
+        when it read its log within :data:`FRESH_SECONDS` (a log listing saved: what a commit needs, since a
+        commit on a slightly stale version finds the next free one and checks for conflicts on its own)."""
         with self._lock:
             kept = self._tables.get(target.uri)
+            now = time.monotonic()
+            if (
+                kept is not None
+                and not refresh
+                and now - self._refreshed.get(target.uri, 0.0) < FRESH_SECONDS
+            ):
+                return kept[0]
             if kept is not None:
                 table, loaded = kept
                 try:
                     table.update_incremental()
+                    self._refreshed[target.uri] = now
                     if table.version() - loaded < RELOAD_EVERY:
                         return table
                 except DeltaError as exc:  # not lost: loaded anew below, which raises if that fails
@@ -83,6 +97,7 @@ class DeltaRsWriter(TableWriter):
             except TableNotFoundError:
                 return None
             self._tables[target.uri] = (table, table.version())
+            self._refreshed[target.uri] = now
             return table
 
     def __getstate__(self) -> dict[str, object]:
@@ -129,7 +144,7 @@ class DeltaRsWriter(TableWriter):
             s3_conditional and commits_by_conditional_put(target.uri, target.storage_options, os.environ)
         ):
             return False
-        table = self._open(target)
+        table = self._open(target, refresh=False)  # the protocol: a change of it fails the commit anyway
         if table is None:
             return False
         protocol = table.protocol()
@@ -145,7 +160,7 @@ class DeltaRsWriter(TableWriter):
     def append(
         self, target: DeltaTarget, data: pa.Table, txn: AppTransaction, *, merge_schema: bool = False
     ) -> None:
-        table = self._open(target)
+        table = self._open(target, refresh=False)  # write_once looked at its latest version a moment ago
         write_deltalake(
             target.uri if table is None else table,
             data,

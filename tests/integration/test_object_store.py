@@ -193,7 +193,9 @@ def test_spark_s_log_store_on_s3_refuses_a_version_another_writer_took(spark, s3
     from streaming_dq.runtime.jvm import LOG_STORE_CLASS
     from streaming_dq.tables.storage import hadoop_options
 
-    assert spark.conf.get("spark.delta.logStore.s3a.impl") == LOG_STORE_CLASS  # the test session's, as a job's
+    assert (
+        spark.conf.get("spark.delta.logStore.s3a.impl") == LOG_STORE_CLASS
+    )  # the test session's, as a job's
     import pyarrow as pa
 
     table = "s3://lake/log-store-race"
@@ -221,7 +223,9 @@ def test_spark_s_log_store_on_s3_refuses_a_version_another_writer_took(spark, s3
     log = [k for k in s3.keys("lake", "log-store-race/_delta_log/") if k.endswith(".json")]
     assert log == ["log-store-race/_delta_log/00000000000000000000.json",
                    "log-store-race/_delta_log/00000000000000000001.json"]  # fmt: skip
-    assert "TEST" not in read_s3_text(s3, "log-store-race/_delta_log/00000000000000000000.json")  # not overwritten
+    assert "TEST" not in read_s3_text(
+        s3, "log-store-race/_delta_log/00000000000000000000.json"
+    )  # not overwritten
     # refused by the store itself (412 to the conditional PUT), not by a look first that another writer could race
     assert s3.log is not None
     plain = re.sub(r"\x1b\[[0-9;]*m", "", s3.log.read_text(errors="replace"))  # the server colours errors
