@@ -26,6 +26,11 @@ $(JARS) &: $(STAMP)
 
 jars: $(JARS)
 
+# Azurite, Microsoft's Azure Storage emulator (npm), for the tests of tables on Azure Blob Storage.
+AZURITE = .tools/node_modules/.bin/azurite-blob
+$(AZURITE):
+	npm install --prefix .tools --no-audit --no-fund --loglevel=error azurite@3.37.0
+
 # Debian's prometheus package ships both the server and promtool; the end-to-end tests need both.
 prometheus-bin:
 	@command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || \
@@ -57,7 +62,7 @@ promtool: prometheus-bin
 	  cd deploy/prometheus && promtool test rules alerts_test.yml; fi
 
 # pytest exits 5 when it collects no test: that is a failure here, not a pass.
-test: $(STAMP) $(JARS) prometheus-bin lint typecheck imports promtool
+test: $(STAMP) $(JARS) $(AZURITE) prometheus-bin lint typecheck imports promtool
 	$(PY) -m pytest -q -p no:cacheprovider --durations=25 tests; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 

@@ -89,6 +89,16 @@ def cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def azure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """Azurite's blob service (Azure Blob Storage's emulator) on 127.0.0.1 with container ``lake``, once per
+    test session; ``AZURITE_BLOB_STORAGE_URL`` points at it while it runs (jobs started by tests inherit it)."""
+    from streaming_dq.devtools.local_azure import local_azure
+
+    with local_azure(tmp_path_factory.mktemp("azure-server"), containers=("lake",)) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """An S3-compatible server process (moto_server) on 127.0.0.1 with bucket ``lake``, once per test session;
     it checks signatures, so wrong credentials are refused."""

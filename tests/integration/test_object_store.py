@@ -238,3 +238,21 @@ def test_spark_s_log_store_on_s3_refuses_a_version_another_writer_took(spark, s3
 
 def read_s3_text(s3: S3Server, key: str) -> str:
     return s3.client().get_object(Bucket="lake", Key=key)["Body"].read().decode()
+
+
+def test_an_azure_container_or_key_the_store_refuses_is_one_line_without_the_key(azure):
+    """On Azure Blob Storage (Azurite) the preflight's answers: a missing container and a wrong key each one
+    line naming the store's code, the key in neither (the gate then exits 2 before any batch, as on S3)."""
+    from streaming_dq.devtools.local_azure import AzureServer
+    from streaming_dq.tables.storage import store_problem
+
+    server: AzureServer = azure
+    options = server.storage_options()
+    assert store_problem("az://lake/orders", options) is None
+    missing = store_problem("az://nowhere/orders", options)
+    wrong = dict(options, AZURE_STORAGE_ACCOUNT_KEY="QUJD" + options["AZURE_STORAGE_ACCOUNT_KEY"][4:])
+    refused = store_problem("az://lake/orders", wrong)
+    assert missing is not None and "ContainerNotFound" in missing and "\n" not in missing, missing
+    assert refused is not None and "AuthorizationFailure" in refused and "\n" not in refused, refused
+    assert all(options["AZURE_STORAGE_ACCOUNT_KEY"][10:30] not in text for text in (missing, refused))
+    assert all(wrong["AZURE_STORAGE_ACCOUNT_KEY"][10:30] not in text for text in (missing, refused))
