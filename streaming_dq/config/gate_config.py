@@ -220,6 +220,10 @@ class GateConfig(Section):
         """Every configured table by its config key, with its storage options."""
         return {role: self.table(role) for role in self.targets.paths()}
 
+    def source_storage_options(self) -> dict[str, str]:
+        """The storage options of the source's location (the gate-wide ones under its own)."""
+        return merged(self.storage_options, self.source.storage_options)
+
     def reference_storage_options(self, name: str) -> dict[str, str]:
         """The storage options of reference dataset ``name`` (the gate-wide ones under its own)."""
         return merged(self.storage_options, self.reference_datasets[name].storage_options)

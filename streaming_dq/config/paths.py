@@ -92,6 +92,8 @@ def _store_problems(config: GateConfig) -> list[tuple[str, str | None]]:
         for name, r in config.reference_datasets.items()
         if r.format == "delta"
     ]
+    if config.source.path is not None and not _GLOB & set(config.source.path):  # any format: one listing
+        places.append(("source.path", config.source.path, config.source_storage_options()))
     places = [p for p in places if catalog_name(p[1]) is None]  # asked by name once Spark runs
     found: list[tuple[str, str | None]] = []
     for field, uri, options in places:

@@ -109,6 +109,11 @@ class SourceSection(Section):
         default="_unknown_fields", description="Column that keeps undeclared JSON keys and their values."
     )
     trigger: TriggerField = Field(default_factory=Trigger)
+    storage_options: dict[str, OptionValue] = Field(
+        default_factory=dict,
+        description="Object-store options of the source's location (over the gate-wide storage-options), in "
+        "delta-rs's spelling; Spark reads the source, so they reach it as S3A settings. Write secrets as ${ENV}.",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -136,7 +136,7 @@ def storage_conf(config: GateConfig) -> tuple[list[BundleName], dict[str, str]]:
     wide = config.storage_options
     places = [(config.checkpoint, dict(wide))]
     if config.source.path is not None:
-        places.append((config.source.path, dict(wide)))
+        places.append((config.source.path, config.source_storage_options()))
     places += [(r.path, config.reference_storage_options(n)) for n, r in config.reference_datasets.items()]
     if config.targets.writer != "delta-rs":
         places += [(t.uri, dict(t.storage_options)) for t in config.tables().values()]

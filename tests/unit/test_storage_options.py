@@ -186,3 +186,32 @@ def test_the_session_loads_s3a_only_when_spark_itself_touches_the_store(tmp_path
     local.write_text(yaml.safe_dump(data))
     bundles, settings = storage_conf(load_gate_config(local))
     assert bundles == ["s3"] and "fs.s3a.bucket.lake.access.key" in settings
+
+
+def test_the_source_s_own_options_override_the_gate_wide_ones_and_reach_spark_for_its_bucket(
+    tmp_path, monkeypatch
+):
+    from streaming_dq.runtime.session import storage_conf
+
+    monkeypatch.setenv("DQ_SECRET", SECRET)
+    path = write_config(
+        tmp_path,
+        **{"storage-options": {"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "AKIA-GATE"}},
+    )
+    data = yaml.safe_load(path.read_text())
+    data["source"] = {
+        "format": "parquet",
+        "path": "s3a://landing-zone/orders",
+        "storage-options": {"AWS_ACCESS_KEY_ID": "AKIA-SOURCE", "AWS_SECRET_ACCESS_KEY": "${DQ_SECRET}"},
+    }
+    path.write_text(yaml.safe_dump(data))
+    config = load_gate_config(path)
+    assert config.source_storage_options() == {
+        "AWS_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "AKIA-SOURCE",
+        "AWS_SECRET_ACCESS_KEY": SECRET,
+    }
+    _, settings = storage_conf(config)
+    assert settings["fs.s3a.bucket.landing-zone.access.key"] == "AKIA-SOURCE"
+    assert settings["fs.s3a.bucket.landing-zone.secret.key"] == SECRET
+    assert settings["fs.s3a.bucket.lake.access.key"] == "AKIA-GATE"  # the tables keep the gate-wide keys
