@@ -350,10 +350,10 @@ def _log_store_version() -> str:
     return hashlib.sha256(LOG_STORE_SOURCE.read_bytes()).hexdigest()[:12]
 
 
-def _log_store_classpath() -> list[Path]:
+def _log_store_classpath(home: Path | None) -> list[Path]:
     import pyspark
 
-    delta = bundle_jars("delta") or []
+    delta = bundle_jars("delta", home=home) or []
     storage = [j for j in delta if j.name.startswith("delta-storage-")]
     if not storage:
         raise JarFetchError(
@@ -381,7 +381,7 @@ def log_store_jar(home: Path | None = None, *, build: bool = True) -> Path | Non
     javac = shutil.which("javac")
     if javac is None:
         raise JarFetchError("s3", "building the S3 LogStore needs a JDK ('javac' is not on the PATH)")
-    classpath = ":".join(str(p) for p in _log_store_classpath())
+    classpath = ":".join(str(p) for p in _log_store_classpath(home))
     with tempfile.TemporaryDirectory(prefix="streaming-dq-logstore-") as work:
         done = subprocess.run(
             [javac, "--release", "17", "-nowarn", "-d", work, "-cp", classpath, str(LOG_STORE_SOURCE)],

@@ -80,3 +80,26 @@ def test_a_package_that_cannot_be_resolved_is_one_line_naming_it_and_exit_2(tmp_
     assert last.startswith("error: cannot fetch the org.example.nothing:no-such-artifact:0.0.1 JARs: ")
     assert "org.example.nothing#no-such-artifact;0.0.1" in last and "spark.jars.packages" in last
     assert "Traceback" not in done.stderr
+
+
+def test_the_s3_log_store_is_compiled_from_its_source_once_per_version(tmp_path):
+    """``log_store_jar`` compiles ``S3ConditionalLogStore.java`` with javac against the delta bundle's
+    delta-storage into ``<home>/logstore/`` (what ``make jars`` does); a second call finds it; without the
+    delta bundle it says what to fetch."""
+    import zipfile
+
+    from streaming_dq.exceptions import JarFetchError
+    from streaming_dq.runtime.jvm import jars_home, log_store_jar
+
+    (tmp_path / "delta").symlink_to(jars_home() / "delta")  # the fetched bundle, under a fresh home
+    assert log_store_jar(tmp_path, build=False) is None
+    jar = log_store_jar(tmp_path)
+    assert jar is not None and jar.parent == tmp_path / "logstore"
+    with zipfile.ZipFile(jar) as archive:
+        assert "io/streamingdq/delta/S3ConditionalLogStore.class" in archive.namelist()
+    built = jar.stat().st_mtime_ns
+    assert log_store_jar(tmp_path) == jar and jar.stat().st_mtime_ns == built  # not compiled again
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(JarFetchError, match="fetch the delta bundle first"):
+        log_store_jar(empty)
