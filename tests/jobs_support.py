@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -73,3 +76,28 @@ def order_ids(table: Path) -> list[str]:
     for oid, raw in zip(t.column("order_id").to_pylist(), raws, strict=True):
         out.append(oid if oid is not None else f"raw:{raw}")
     return out
+
+
+@contextlib.contextmanager
+def background_run(
+    config: Path, log: Path, *, env: Mapping[str, str], cwd: Path, timeout: int = 600
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``streaming-dq run CONFIG --timeout N`` in the background, its output in ``log``; killed on leaving the
+    block if it still runs (end it with :func:`interrupt` inside the block)."""
+    with log.open("w") as out:
+        run = subprocess.Popen(
+            [str(CLI), "run", str(config), "--timeout", str(timeout)],
+            stdout=out, stderr=subprocess.STDOUT, env=dict(env), cwd=cwd,
+        )  # fmt: skip
+    try:
+        yield run
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+
+
+def interrupt(run: subprocess.Popen[bytes], log: Path) -> None:
+    """Ctrl-C the job: it ends cleanly between batches, exit code 130."""
+    run.send_signal(signal.SIGINT)
+    assert run.wait(timeout=120) == 130, log.read_text()

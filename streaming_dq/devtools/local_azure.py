@@ -20,7 +20,6 @@ import hmac
 import os
 import shutil
 import subprocess
-import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from streaming_dq.devtools.local_kafka import free_port, log_tail, stop_group
+from streaming_dq.devtools.local_kafka import free_port, stop_group, wait_for_port
 from streaming_dq.exceptions import LocalServerError
 
 __all__ = ["AzureServer", "local_azure"]
@@ -99,8 +98,6 @@ def local_azure(
     Raises:
         LocalServerError: Azurite is not installed, exited, or did not answer within ``timeout``.
     """
-    import socket
-
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     log = workdir / "azurite.log"
@@ -112,19 +109,7 @@ def local_azure(
         )  # fmt: skip
     before = os.environ.get("AZURITE_BLOB_STORAGE_URL")
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if process.poll() is not None:
-                raise LocalServerError(f"azurite exited with {process.returncode}:\n{log_tail(log)}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise LocalServerError(
-                        f"azurite did not answer on port {port}:\n{log_tail(log)}"
-                    ) from None
-                time.sleep(0.1)
+        wait_for_port("azurite", port, process, log, timeout)
         server = AzureServer(f"http://127.0.0.1:{port}")
         for name in containers:
             server.create_container(name)

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from streaming_dq.exceptions import ConfigError, LocalBrokerError
+from streaming_dq.exceptions import ConfigError, LocalBrokerError, LocalServerError
 
 __all__ = ["broker_classpath", "free_port", "local_broker", "log_tail", "stop_group"]
 
@@ -106,6 +106,26 @@ def stop_group(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(30)
+
+
+def wait_for_port(name: str, port: int, process: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
+    """Wait until server ``name`` (``process``, logging to ``log``) accepts connections on 127.0.0.1:``port``.
+
+    Raises:
+        LocalServerError: it exited, or did not answer within ``timeout`` seconds (its log's tail said).
+    """
+    import socket
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise LocalServerError(f"{name} exited with {process.returncode}:\n{log_tail(log)}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise LocalServerError(f"{name} did not answer on port {port} within {timeout:.0f} s:\n{log_tail(log)}")
 
 
 def log_tail(log: Path, lines: int = 30) -> str:

@@ -21,14 +21,13 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streaming_dq.devtools.local_kafka import free_port, log_tail, stop_group
+from streaming_dq.devtools.local_kafka import free_port, stop_group, wait_for_port
 from streaming_dq.exceptions import LocalServerError
 
 __all__ = ["S3Server", "local_s3"]
@@ -98,23 +97,6 @@ def _moto_server() -> str:
     return found
 
 
-def _wait(port: int, process: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
-    import socket
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise LocalServerError(f"moto_server exited with {process.returncode}:\n{log_tail(log)}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise LocalServerError(
-        f"moto_server did not answer on port {port} within {timeout:.0f} s:\n{log_tail(log)}"
-    )
-
-
 @contextmanager
 def local_s3(
     workdir: Path, *, buckets: tuple[str, ...] = ("lake",), timeout: float = 60.0
@@ -137,7 +119,7 @@ def local_s3(
             start_new_session=True,
         )
     try:
-        _wait(port, process, log, timeout)
+        wait_for_port("moto_server", port, process, log, timeout)
         endpoint = f"http://127.0.0.1:{port}"
         setup = S3Server(endpoint, "setup", "setup")
         iam = setup.client("iam")

@@ -12,14 +12,13 @@ record is in exactly one table once, and the tables' histories show the three wr
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from jobs_support import CLI, in_order, make_orders_job
+from jobs_support import CLI, background_run, in_order, interrupt, make_orders_job
 
 from streaming_dq.devtools.local_azure import AzureServer
 from streaming_dq.devtools.local_s3 import S3Server
@@ -80,7 +79,7 @@ def test_maintenance_and_optimize_from_other_processes_lose_and_duplicate_nothin
         text = text.replace("writer: delta-rs", "writer: spark\n  driver-commit-rows: 20")
         assert (
             "writer: spark" in text
-        )  # a batch's ~25 passing rows through Spark, its quarantine through delta-rs
+        )  # ~25 passing rows a batch through Spark, the quarantine through delta-rs
     assert "processing-time" in text
     config.write_text(text, encoding="utf-8")
     results, passed = f"{tables}/orders_results", f"{tables}/orders_pass"
@@ -92,13 +91,8 @@ def test_maintenance_and_optimize_from_other_processes_lose_and_duplicate_nothin
         os.replace(f, hold / f.name)
 
     log = tmp_path / "run.log"
-    with log.open("w") as out:
-        run = subprocess.Popen(
-            [str(CLI), "run", str(config), "--timeout", "900"],
-            stdout=out, stderr=subprocess.STDOUT, env=env, cwd=tmp_path,
-        )  # fmt: skip
     maintained = optimized = 0
-    try:
+    with background_run(config, log, env=env, cwd=tmp_path, timeout=900) as run:
         for k, f in enumerate(files):
             os.replace(hold / f.name, f)  # the gate's next batch starts within its trigger interval ...
             if k > 0:  # ... while the other writers compact what the earlier batches wrote
@@ -112,20 +106,14 @@ def test_maintenance_and_optimize_from_other_processes_lose_and_duplicate_nothin
                     spark = request.getfixturevalue("spark")
                     for key, value in hadoop_options(passed, options or {}).items():  # S3A's, per bucket
                         spark.conf.set(key, value)
-                    spark.sql(
-                        f"OPTIMIZE delta.`{spark_uri(passed)}`"
-                    ).collect()  # S3: the conditional LogStore
+                    # on S3 through the conditional LogStore
+                    spark.sql(f"OPTIMIZE delta.`{spark_uri(passed)}`").collect()
                     optimized += 1
             deadline = time.monotonic() + 300
             while batches_in(results, options) <= k and time.monotonic() < deadline and run.poll() is None:
                 time.sleep(0.2)
             assert batches_in(results, options) == k + 1, log.read_text()
-        run.send_signal(signal.SIGINT)
-        assert run.wait(timeout=120) == 130, log.read_text()
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
+        interrupt(run, log)
 
     pass_rows = read_table(passed, storage_options=options).num_rows
     quarantined = read_table(f"{tables}/orders_quarantine", storage_options=options).num_rows

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from jobs_support import CLI, in_order, make_orders_job
+from jobs_support import CLI, background_run, in_order, interrupt, make_orders_job
 
 from streaming_dq.devtools.local_s3 import S3Server
 from streaming_dq.tables.reading import read_table
@@ -88,16 +87,7 @@ def test_a_job_streams_into_tables_on_the_store_and_its_secret_appears_nowhere(
     assert secret not in validated.stdout + validated.stderr
 
     log = tmp_path / "run.log"
-    with log.open("w") as out:
-        run = subprocess.Popen(
-            [str(CLI), "run", str(config), "--timeout", "600"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env=env,
-            cwd=tmp_path,
-        )
-    try:
+    with background_run(config, log, env=env, cwd=tmp_path) as run:
         deadline, url = time.monotonic() + 300, None
         while time.monotonic() < deadline and run.poll() is None:
             found = re.search(
@@ -111,12 +101,7 @@ def test_a_job_streams_into_tables_on_the_store_and_its_secret_appears_nowhere(
         with urllib.request.urlopen(url, timeout=10) as response:
             exposition = response.read().decode()
         assert "streaming_dq_rows_total{" in exposition and 'gate="orders"' in exposition, exposition[:2000]
-        run.send_signal(signal.SIGINT)
-        assert run.wait(timeout=120) == 130, log.read_text()
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
+        interrupt(run, log)
     output = log.read_text(errors="replace")
 
     rows = {role: table_rows(s3, f"{tables}/{name}") for role, name in ROLES.items()}
