@@ -7,6 +7,7 @@ jobs of every batch, and the SQL status store maps those jobs to the SQL executi
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sys
@@ -183,3 +184,17 @@ def interleaved_rounds(
     for values in seen.values():
         del values["seconds"][0], values["cpu"][0]
     return seen
+
+
+def batch_grid(
+    argv: Sequence[str] | None, doc: str, *, quick: tuple[int, int, int], full: tuple[int, int, int]
+) -> tuple[int, int, int]:
+    """``(rows, batches, rounds)`` from ``--quick`` or ``--rows/--batches/--rounds`` (``full`` by default),
+    the command line of the benchmarks that hand one cached batch to a gate again and again."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="{:,} rows, {} batches, {} rounds".format(*quick))
+    p.add_argument("--rows", type=int, default=full[0])
+    p.add_argument("--batches", type=int, default=full[1])
+    p.add_argument("--rounds", type=int, default=full[2])
+    args = p.parse_args(argv)
+    return quick if args.quick else (args.rows, args.batches, args.rounds)

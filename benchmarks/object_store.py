@@ -19,7 +19,6 @@ latency; on a real store each request costs tens of milliseconds more. Writes
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from benchmarks.harness import interleaved_rounds
+from benchmarks.harness import batch_grid, interleaved_rounds
 from benchmarks.small_batches import orders
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,13 +117,7 @@ def requests_per_batch(
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="1,000 rows, 3 batches, 2 rounds")
-    p.add_argument("--rows", type=int, default=10_000)
-    p.add_argument("--batches", type=int, default=5)
-    p.add_argument("--rounds", type=int, default=3)
-    args = p.parse_args(argv)
-    rows, batches, rounds = (1_000, 3, 2) if args.quick else (args.rows, args.batches, args.rounds)
+    rows, batches, rounds = batch_grid(argv, __doc__ or "", quick=(1_000, 3, 2), full=(10_000, 5, 3))
     from streaming_dq.devtools.local_s3 import local_s3
 
     with tempfile.TemporaryDirectory(prefix="object-store-bench-") as work, local_s3(Path(work)) as s3:

@@ -18,7 +18,6 @@ text); the ratio printed here is the number to keep an eye on. Writes ``benchmar
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -27,7 +26,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import build_spark, interleaved_rounds
+from benchmarks.harness import batch_grid, build_spark, interleaved_rounds
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "benchmarks" / ".work" / "calendar"
@@ -114,13 +113,7 @@ def measure(spark: Any, *, rows: int, batches: int, rounds: int, work: Path) -> 
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="200k rows, 2 batches, 3 rounds")
-    p.add_argument("--rows", type=int, default=1_000_000)
-    p.add_argument("--batches", type=int, default=3)
-    p.add_argument("--rounds", type=int, default=3)
-    args = p.parse_args(argv)
-    rows, batches, rounds = (200_000, 2, 3) if args.quick else (args.rows, args.batches, args.rounds)
+    rows, batches, rounds = batch_grid(argv, __doc__ or "", quick=(200_000, 2, 3), full=(1_000_000, 3, 3))
     spark = build_spark("streaming-dq-calendar")
     result = measure(spark, rows=rows, batches=batches, rounds=rounds, work=WORK)
     result["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")

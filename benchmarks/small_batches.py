@@ -14,7 +14,6 @@ against the target of #29: at most ~0.6 s of gate time for a 500-row batch on Sp
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.distributed import build_spark
-from benchmarks.harness import interleaved_rounds
+from benchmarks.harness import batch_grid, interleaved_rounds
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "benchmarks" / ".work" / "small-batches"
@@ -116,13 +115,7 @@ def measure(spark: Any, *, rows: int, batches: int, rounds: int, work: Path) -> 
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="500 rows, 5 batches, 3 rounds")
-    p.add_argument("--rows", type=int, default=500)
-    p.add_argument("--batches", type=int, default=10)
-    p.add_argument("--rounds", type=int, default=3)
-    args = p.parse_args(argv)
-    rows, batches, rounds = (500, 5, 3) if args.quick else (args.rows, args.batches, args.rounds)
+    rows, batches, rounds = batch_grid(argv, __doc__ or "", quick=(500, 5, 3), full=(500, 10, 3))
     spark = build_spark()
     result = measure(spark, rows=rows, batches=batches, rounds=rounds, work=WORK)
     result["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
