@@ -8,6 +8,7 @@ jobs of every batch, and the SQL status store maps those jobs to the SQL executi
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -15,6 +16,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +200,10 @@ def batch_grid(
     p.add_argument("--rounds", type=int, default=full[2])
     args = p.parse_args(argv)
     return quick if args.quick else (args.rows, args.batches, args.rounds)
+
+
+def save_result(path: Path, result: dict[str, Any]) -> None:
+    """Write a benchmark's result as JSON to ``path``, stamped with when it was measured (``measured_at``)."""
+    result["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -19,18 +19,16 @@ latency; on a real store each request costs tens of milliseconds more. Writes
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import statistics
 import tempfile
 from collections import Counter
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from benchmarks.harness import batch_grid, interleaved_rounds
+from benchmarks.harness import batch_grid, interleaved_rounds, save_result
 from benchmarks.small_batches import orders
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,9 +139,7 @@ def main(argv: list[str] | None = None) -> None:
                 "requests_per_batch": requests_per_batch(s3, fn, df, prefix, batches),
             }
         spark.stop()
-    result["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    save_result(RESULTS, result)
     print(f"object store: {rows:,} rows per batch, {batches} batches x {rounds} rounds (medians per batch)")
     for writer, m in result["writers"].items():
         print(

@@ -18,7 +18,6 @@ text); the ratio printed here is the number to keep an eye on. Writes ``benchmar
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import statistics
@@ -26,7 +25,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import batch_grid, build_spark, interleaved_rounds
+from benchmarks.harness import batch_grid, build_spark, interleaved_rounds, save_result
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "benchmarks" / ".work" / "calendar"
@@ -116,9 +115,7 @@ def main(argv: list[str] | None = None) -> None:
     rows, batches, rounds = batch_grid(argv, __doc__ or "", quick=(200_000, 2, 3), full=(1_000_000, 3, 3))
     spark = build_spark("streaming-dq-calendar")
     result = measure(spark, rows=rows, batches=batches, rounds=rounds, work=WORK)
-    result["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    save_result(RESULTS, result)
     print(f"calendar: {rows:,} rows per batch, {batches} batches x {rounds} rounds (medians per batch)")
     for variant, m in result["variants"].items():
         print(

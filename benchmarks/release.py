@@ -19,7 +19,6 @@ Wall and CPU seconds (Python driver + JVM) of each, and the ratio; one run (#30 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.distributed import build_spark, cpu_seconds
+from benchmarks.harness import save_result
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "benchmarks" / ".work" / "release"
@@ -150,9 +150,7 @@ def main(argv: list[str] | None = None) -> None:
             "ratio": gated["seconds"] / plain["seconds"],
             "cpu_ratio": gated["cpu"] / plain["cpu"] if plain["cpu"] else None,
         }
-    result["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    save_result(RESULTS, result)
     print(f"release of {args.rows:,} quarantined rows (one run each; wall / CPU seconds, driver + JVM)")
     for writer, m in result["writers"].items():
         g, pl = m["release"], m["plain"]

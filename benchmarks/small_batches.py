@@ -14,7 +14,6 @@ against the target of #29: at most ~0.6 s of gate time for a 500-row batch on Sp
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import statistics
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.distributed import build_spark
-from benchmarks.harness import batch_grid, interleaved_rounds
+from benchmarks.harness import batch_grid, interleaved_rounds, save_result
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "benchmarks" / ".work" / "small-batches"
@@ -118,9 +117,7 @@ def main(argv: list[str] | None = None) -> None:
     rows, batches, rounds = batch_grid(argv, __doc__ or "", quick=(500, 5, 3), full=(500, 10, 3))
     spark = build_spark()
     result = measure(spark, rows=rows, batches=batches, rounds=rounds, work=WORK)
-    result["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    save_result(RESULTS, result)
     print(f"small batches: {rows:,} rows per batch, {batches} batches x {rounds} rounds (medians per batch)")
     for variant, m in result["variants"].items():
         print(f"  {variant:<9} {m['seconds']:.3f} s  cpu {m['cpu']:.3f} s")
