@@ -1,21 +1,22 @@
 """The driver router's engine half: one Spark job per batch, the decision taken from the rows in Arrow.
 
-``observe`` makes every aggregate of the plan ride on the action that collects the rows, so validating a
-micro-batch costs exactly one scan: the rows come back as one Arrow table carrying a compact bitmask of fired
-checks (and the regime ordinal when profiles split the batch). The counts are taken from the bitmask, the
-pass/quarantine split and the ``_dq_errors`` lists (built only for quarantined rows) with pyarrow, all through
-the plan's :class:`~streaming_dq.engine.rules.FlagRules`.
+Validating a micro-batch costs exactly one scan: the rows come back as one Arrow table carrying a compact
+bitmask of fired checks, the regime ordinal when profiles split the batch, and one per-row input per state of
+the batch's aggregate checks. Every aggregate is computed from that table in Arrow
+(:meth:`~streaming_dq.engine.layout.AggregateLayout.read_collected`): Spark's ``observe`` would compute the
+same states row by row outside its generated code, at a few hundred times the cost (benchmarks/NOTES.md). The
+counts are taken from the bitmask, the pass/quarantine split and the ``_dq_errors`` lists (built only for
+quarantined rows) with pyarrow, all through the plan's :class:`~streaming_dq.engine.rules.FlagRules`.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import Column, DataFrame
 
 from streaming_dq.engine.classic import classic_results
 from streaming_dq.engine.decision import BatchDecision, decide
@@ -82,34 +83,32 @@ class ArrowValidation:
 def collect(
     plan: ValidationPlan, df: DataFrame, *, extra_columns: Mapping[str, Column] | None = None
 ) -> Collected:
-    """Run the batch ONCE: rows (input + flags [+ regime] + extras) to Arrow, every aggregate observed.
+    """Run the batch ONCE: rows (input + flags [+ regime] + state inputs + extras) to Arrow, then every
+    aggregate from them in Arrow.
 
-    When every row check is a plain condition, each check's boolean flag is computed in the same projection
-    that selects the rows, and ``observe`` sits on top of it: the scan and the predicates stay in one
-    code-generated stage, and Spark's metric collection (which is not code-generated) sees the rows once,
-    just before they are sent to Arrow. Otherwise (a check joins or windows the batch) the flags are added
-    first by :meth:`ValidationPlan.annotate`.
+    When every row check is a plain condition, each check's boolean flag and each state's per-row input are
+    computed in the same projection that selects the rows, so the scan and every expression stay in one
+    code-generated stage. Otherwise (a check joins or windows the batch) the flags are added first by
+    :meth:`ValidationPlan.annotate`.
     """
-    aggs = plan.layout.observed_columns()
+    inputs = [col.alias(name) for name, col in plan.layout.collected_inputs().items()]
     extras = [col.alias(f"{_EXTRA}{name}") for name, col in (extra_columns or {}).items()]
     if plan.inlinable(df):
         base = plan.with_regime(df)
         try:
-            rows = base.select(*plan.inline_columns(df), *extras)
+            rows = base.select(*plan.inline_columns(df), *inputs, *extras)
         except Exception:
             plan.annotate(df)  # raises the error naming the check whose condition Spark refuses
             raise
     else:
         base = plan.annotate(df)
-        rows = base.select(*plan.collected_columns(df.columns), *extras)
-    observation = Observation(f"streaming_dq_{uuid.uuid4().hex}") if aggs else None
-    observed = rows.observe(observation, *aggs) if observation is not None else rows
-    table = plan.rules.pack(observed.toArrow())
-    values = dict(observation.get) if observation is not None else {}
+        rows = base.select(*plan.collected_columns(df.columns), *inputs, *extras)
+    table = plan.rules.pack(rows.toArrow())
+    aggregates = plan.layout.read_collected(table, plan.rules.count(table))
     # classic aggregate checks rescan the input (+ regime), never the annotated frame: its joins and windows
     # (unique keys, foreign keys, groups) would be recomputed by every such check
     frame = base if plan.inlinable(df) else plan.with_regime(df)
-    return Collected(table, plan.layout.read_observed(values, plan.rules.count(table)), frame)
+    return Collected(table, aggregates, frame)
 
 
 def split(

@@ -27,8 +27,10 @@ from streaming_dq.engine.regime_table import REGIME_COLUMN, RegimeTable
 from streaming_dq.engine.rules import FlagRules, flag_column
 from streaming_dq.engine.values import BatchAggregates, EventTimeStats, RowCounts, from_micros
 from streaming_dq.exceptions import InternalError
+from streaming_dq.states.kinds import state_type
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import Column
 
     from streaming_dq.core.base_check import ObservableAggregateCheck
@@ -38,6 +40,7 @@ __all__ = ["AggregateLayout", "StateSlot"]
 
 _ROWS, _FAILED, _WARNED = "__n", "__failed", "__warned"
 _ET_MIN, _ET_MAX, _ET_NULLS = "__et_min", "__et_max", "__et_nulls"
+_ET_MICROS, _ET_MISSING = "__oi_et", "__oi_et_missing"
 
 
 @dataclass(frozen=True)
@@ -95,11 +98,13 @@ class AggregateLayout:
         self.timezone = timezone
         self.grouped_slots = self._grouped_slots()
         self.observed_slots = self._observed_slots()
+        self.input_names = self._input_names()
         self.window_sizes: tuple[timedelta, ...] = tuple(
             dict.fromkeys(c.scope.size for c in self.window_checks if c.scope is not None)
         )
         self.window_slots = self._window_slots()
         self._columns: dict[Any, list[Column]] = {}  # built once per plan, reused for every batch
+        self._inputs: dict[str, Column] | None = None
 
     # -- slots ------------------------------------------------------------------------------------------------
 
@@ -241,30 +246,86 @@ class AggregateLayout:
             out[(slot.check_id, start)][slot.state] = slot.read(values)
         return out
 
-    # -- observed form (driver router) -------------------------------------------------------------------------
+    # -- collected form (driver router) ------------------------------------------------------------------------
 
-    def observed_columns(self) -> list[Column]:
-        """The aggregates ``observe`` computes while the rows are collected: states per group, event time."""
-        return self._cached("observed", self._observed_columns)
+    def collected_inputs(self) -> dict[str, Column]:
+        """The per-row columns the driver router collects beside the rows to compute its states in Arrow.
 
-    def _observed_columns(self) -> list[Column]:
-        cols: list[Column] = []
-        seen: set[str] = set()
+        One column per distinct state input (each kind's ``row_input``; a count of every row needs none) and,
+        with an event time, its epoch microseconds and whether a well-formed row lacks it. The override groups
+        are not applied here: :meth:`read_collected` computes each state per regime and merges the regimes of
+        each group.
+        """
+        if self._inputs is None:
+            self._inputs = self._collected_inputs()
+        return dict(self._inputs)
+
+    def _collected_inputs(self) -> dict[str, Column]:
+        from pyspark.sql import functions as F
+
+        cols: dict[str, Column] = {}
+        for name, spec in self._input_specs().items():
+            col = state_type(spec.kind).row_input(spec.expr) if spec.expr is not None else None
+            if col is not None:
+                cols[name] = col
+        if self.event_time:
+            ts = F.col(self.event_time).cast("timestamp")
+            well_formed = F.col(self.malformed).isNull() if self.malformed else F.lit(True)
+            cols[_ET_MICROS] = F.unix_micros(ts)
+            cols[_ET_MISSING] = ts.isNull() & well_formed
+        return cols
+
+    def _input_specs(self) -> dict[str, StateSpec]:
+        """Each distinct state input by the name of its collected column (a count of every row has none)."""
+        return {self.input_names[slot.alias]: slot.spec for slot in self.observed_slots}
+
+    def _input_names(self) -> dict[str, str]:
+        """Per observed slot alias, the collected column of its input (shared by every slot of the same state
+        whatever its override group: the groups are applied when the states are read)."""
+        names: dict[str, str] = {}
+        by_identity: dict[Any, str] = {}
         for slot in self.observed_slots:
-            if slot.alias in seen:
-                continue
-            seen.add(slot.alias)
-            group = self.regimes.groups_by_id(slot.check_id)[slot.group]
-            where = self.regimes.membership(group.ordinals)
-            cols += slot.columns(None if where is True else where)  # type: ignore[arg-type]
-        return cols + self.event_time_columns()
+            identity = slot.spec.identity or ("alias", slot.alias)
+            if identity not in by_identity:
+                by_identity[identity] = f"__oi{len(by_identity)}"
+            names[slot.alias] = by_identity[identity]
+        return names
 
-    def read_observed(self, values: Mapping[str, Any], counts: RowCounts) -> BatchAggregates:
-        """The observed values (and the counts taken from the bitmask) as :class:`BatchAggregates`."""
+    def read_collected(self, table: pa.Table, counts: RowCounts) -> BatchAggregates:
+        """The batch's states and event-time range from the collected rows (:meth:`collected_inputs` and the
+        regime column), with the counts taken from the bitmask, as :class:`BatchAggregates`."""
+        import pyarrow as pa
+
+        from streaming_dq.states.grouping import grouped_states
+
+        if self.regimes.split:
+            keys = table.column(REGIME_COLUMN)
+        else:
+            keys = pa.repeat(pa.scalar(0, pa.int32()), table.num_rows)
+        inputs = {
+            name: (spec.kind, table.column(name) if name in table.column_names else None)
+            for name, spec in self._input_specs().items()
+        }
+        per_regime = grouped_states(keys, inputs).states
         states: dict[tuple[str, int], dict[str, Any]] = {}
         for slot in self.observed_slots:
-            states.setdefault((slot.check_id, slot.group), {})[slot.state] = slot.read(values)
-        return BatchAggregates(counts, states, self._read_event_time(values))
+            group = self.regimes.groups_by_id(slot.check_id)[slot.group]
+            name = self.input_names[slot.alias]
+            state = state_type(slot.spec.kind).identity()
+            for regime in sorted(group.ordinals):
+                if regime in per_regime:
+                    state = state.merge(per_regime[regime][name])
+            states.setdefault((slot.check_id, slot.group), {})[slot.state] = state
+        return BatchAggregates(counts, states, self._collected_event_time(table))
+
+    def _collected_event_time(self, table: pa.Table) -> EventTimeStats:
+        if not self.event_time:
+            return EventTimeStats()
+        import pyarrow.compute as pc
+
+        extremes = pc.min_max(table.column(_ET_MICROS)).as_py()
+        missing = pc.sum(table.column(_ET_MISSING).cast("int64")).as_py()
+        return EventTimeStats.from_micros(extremes["min"], extremes["max"], missing or 0)
 
     # -- event time -------------------------------------------------------------------------------------------
 

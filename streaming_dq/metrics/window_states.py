@@ -20,6 +20,7 @@ from streaming_dq.core.base_check import ObservableAggregateCheck
 from streaming_dq.exceptions import ConfigError, InternalError
 from streaming_dq.metrics.calendar import window_starts
 from streaming_dq.states import CountState, state_type
+from streaming_dq.states.grouping import grouped_states
 from streaming_dq.states.keyed import ROWS_STATE
 
 if TYPE_CHECKING:
@@ -129,35 +130,22 @@ def scope_size(check: ObservableAggregateCheck) -> timedelta:
 def _size_states(
     checks: Sequence[ObservableAggregateCheck], table: pa.Table, starts: pa.Array
 ) -> dict[WindowKey, dict[str, Any]]:
-    """Group the inputs of checks sharing a window size in ONE Arrow group-by; hll from distinct values, kll
-    from each window's values."""
-    columns: dict[str, Any] = {"ws": starts}
-    aggs: list[tuple[Any, ...]] = [([], "count_all")]
-    decoders: dict[tuple[str, str], tuple[str, str]] = {}
-    sketches: dict[tuple[str, str], tuple[str, pa.ChunkedArray]] = {}
+    """The states of checks sharing a window size, grouped by window start in one pass
+    (:func:`~streaming_dq.states.grouping.grouped_states`)."""
+    inputs: dict[str, tuple[str, Any]] = {}
+    owners: dict[str, tuple[str, str]] = {}
     for check in checks:
         for sname, kind in state_kinds(check).items():
             name = state_column_name(check.check_id, sname)
-            state = state_type(kind)
-            if kind == "count" and name not in table.column_names:
-                decoders[(check.check_id, sname)] = (kind, "")  # every row counts: the group's row count
-            elif state.sketched:
-                sketches[(check.check_id, sname)] = (kind, table.column(name))
-            else:
-                col = f"c{len(columns)}"
-                columns[col] = table.column(name).cast(state.arrow_type())
-                aggs += state.arrow_aggregates(col)
-                decoders[(check.check_id, sname)] = (kind, col)
+            inputs[name] = (kind, table.column(name) if name in table.column_names else None)
+            owners[name] = (check.check_id, sname)
+    grouped = grouped_states(starts, inputs)
     out: dict[WindowKey, dict[str, Any]] = {}
-    for row in pa.table(columns).group_by("ws").aggregate(aggs).to_pylist():
+    for start, rows in grouped.rows.items():
         for check in checks:
-            out[(check.check_id, row["ws"])] = {ROWS_STATE: CountState(int(row["count_all"]))}
-        for (cid, sname), (kind, col) in decoders.items():
-            decoded = state_type(kind).from_arrow_row(col, row) if col else CountState(int(row["count_all"]))
-            out[(cid, row["ws"])][sname] = decoded
-    for (cid, sname), (kind, values) in sketches.items():
-        for start, sketch in state_type(kind).from_window_values(starts, values).items():
-            out[(cid, start)][sname] = sketch
+            out[(check.check_id, start)] = {ROWS_STATE: CountState(rows)}
+        for name, (cid, sname) in owners.items():
+            out[(cid, start)][sname] = grouped.states[start][name]
     return out
 
 

@@ -10,15 +10,14 @@ A kind is read and written through its class only:
   column from :meth:`spark_input`);
 - **Arrow form**: :meth:`row_input` (the per-row column the driver router collects), then either
   :meth:`arrow_aggregates` + :meth:`from_arrow_row` (one Arrow group-by per window size) or, for a sketch,
-  :meth:`from_window_values` (one sketch per window);
+  :meth:`from_grouped_values` (one sketch per group of rows: a regime, a window);
 - **record form**: :meth:`to_record` / :meth:`from_record` (the metrics table's columns, and the names of the
   Spark aggregates: the one pass's values decode with :meth:`from_record` too).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import datetime
+from collections.abc import Hashable, Mapping
 from typing import Any, ClassVar, Protocol
 
 import pyarrow as pa
@@ -73,6 +72,11 @@ class Kind:
         return pa.float64()
 
     @classmethod
+    def arrow_columns(cls, col: str, values: pa.Array | pa.ChunkedArray) -> dict[str, Any]:
+        """The columns :meth:`arrow_aggregates` reads (named ``col`` and ``col_*``), from the per-row input."""
+        return {col: values.cast(cls.arrow_type())}
+
+    @classmethod
     def arrow_aggregates(cls, col: str) -> list[tuple[Any, ...]]:
         """Arrow ``group_by().aggregate`` specs over ``col``; their outputs are named ``<col>_<function>``."""
         raise NotImplementedError
@@ -83,8 +87,10 @@ class Kind:
         raise NotImplementedError
 
     @classmethod
-    def from_window_values(cls, starts: pa.Array, values: pa.ChunkedArray) -> dict[datetime | None, Any]:
-        """A sketch kind's state per window start, from each window's values."""
+    def from_grouped_values(
+        cls, keys: pa.Array | pa.ChunkedArray, values: pa.Array | pa.ChunkedArray
+    ) -> dict[Hashable, Any]:
+        """A sketch kind's state per group key (a regime, a window start), from each group's values."""
         raise NotImplementedError
 
     @classmethod

@@ -3,9 +3,8 @@ KLL for quantiles, merged with the ``datasketches`` package, so accumulation nee
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, ClassVar
 
 import pyarrow as pa
@@ -68,28 +67,39 @@ class HllState(Kind):
         return expr
 
     @classmethod
-    def from_window_values(cls, starts: pa.Array, values: pa.ChunkedArray) -> dict[datetime | None, Any]:
-        """One sketch per window over its distinct non-NULL values (NULLs are ignored, as in Spark)."""
+    def from_grouped_values(
+        cls, keys: pa.Array | pa.ChunkedArray, values: pa.Array | pa.ChunkedArray
+    ) -> dict[Hashable, Any]:
+        """One sketch per group over its distinct non-NULL values (NULLs are ignored, as in Spark)."""
         from datasketches import hll_sketch, tgt_hll_type
 
-        distinct = pa.table({"ws": starts, "v": values}).group_by("ws").aggregate([("v", "distinct")])
-        out: dict[datetime | None, Any] = {}
-        for start, group in zip(
-            distinct.column("ws").to_pylist(), distinct.column("v_distinct").to_pylist(), strict=True
+        distinct = pa.table({"key": keys, "v": values}).group_by("key").aggregate([("v", "distinct")])
+        out: dict[Hashable, Any] = {}
+        for key, group in zip(
+            distinct.column("key").to_pylist(), distinct.column("v_distinct").to_pylist(), strict=True
         ):
             if not group:
-                out[start] = cls()
+                out[key] = cls()
                 continue
             sketch = hll_sketch(HLL_LG_K, tgt_hll_type.HLL_4)
             for value in group:
                 sketch.update(value.hex() if isinstance(value, bytes) else value)
-            out[start] = cls(bytes(sketch.serialize_compact()))
+            out[key] = cls(bytes(sketch.serialize_compact()))
         return out
 
     @classmethod
+    def of(cls, sketch: bytes | None) -> HllState:
+        """The state of serialized sketch bytes; a sketch of no values is the identity (``sketch`` None), so
+        Spark's empty sketch and a group without values are stored alike."""
+        if not sketch:
+            return cls()
+        from datasketches import hll_sketch
+
+        return cls() if hll_sketch.deserialize(bytes(sketch)).is_empty() else cls(bytes(sketch))
+
+    @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> HllState:
-        sketch = record.get("sketch")
-        return cls(bytes(sketch) if sketch else None)
+        return cls.of(record.get("sketch"))
 
 
 @dataclass(frozen=True)
@@ -151,15 +161,17 @@ class KllState(Kind):
         return {"sketch": F.kll_sketch_agg_double(F.when(~F.isnan(number), number), KLL_K)}
 
     @classmethod
-    def from_window_values(cls, starts: pa.Array, values: pa.ChunkedArray) -> dict[datetime | None, Any]:
-        """One sketch per window over its non-NULL values."""
+    def from_grouped_values(
+        cls, keys: pa.Array | pa.ChunkedArray, values: pa.Array | pa.ChunkedArray
+    ) -> dict[Hashable, Any]:
+        """One sketch per group over its non-NULL values."""
         grouped = (
-            pa.table({"ws": starts, "v": values.cast(pa.float64())}).group_by("ws").aggregate([("v", "list")])
+            pa.table({"key": keys, "v": values.cast(pa.float64())}).group_by("key").aggregate([("v", "list")])
         )
         return {
-            start: kll_from_values(group)
-            for start, group in zip(
-                grouped.column("ws").to_pylist(), grouped.column("v_list").to_pylist(), strict=True
+            key: kll_from_values(group)
+            for key, group in zip(
+                grouped.column("key").to_pylist(), grouped.column("v_list").to_pylist(), strict=True
             )
         }
 

@@ -149,24 +149,46 @@ class ExtremumState(Kind):
 
 @dataclass(frozen=True)
 class MinState(ExtremumState):
-    """The smallest non-NULL value (None for no value)."""
+    """The smallest non-NULL value (None for no value). NaN sorts above every number, as in Spark: the minimum
+    is NaN only when every value is."""
 
     kind: ClassVar[str] = "min"
 
     @staticmethod
     def _pick(a: float, b: float) -> float:
-        return min(a, b)
+        if math.isnan(a):
+            return b
+        return a if math.isnan(b) else min(a, b)
 
 
 @dataclass(frozen=True)
 class MaxState(ExtremumState):
-    """The largest non-NULL value (None for no value)."""
+    """The largest non-NULL value (None for no value). NaN sorts above every number, as in Spark: one NaN makes
+    the maximum NaN."""
 
     kind: ClassVar[str] = "max"
 
     @staticmethod
     def _pick(a: float, b: float) -> float:
+        if math.isnan(a) or math.isnan(b):
+            return math.nan
         return max(a, b)
+
+    @classmethod
+    def arrow_columns(cls, col: str, values: pa.Array | pa.ChunkedArray) -> dict[str, Any]:
+        number = values.cast(cls.arrow_type())
+        return {col: number, f"{col}_nan": pc.is_nan(number)}  # Arrow's max leaves NaN out; Spark's does not
+
+    @classmethod
+    def arrow_aggregates(cls, col: str) -> list[tuple[Any, ...]]:
+        return [(col, "max"), (f"{col}_nan", "any")]
+
+    @classmethod
+    def from_arrow_row(cls, col: str, row: Mapping[str, Any]) -> MaxState:
+        if row.get(f"{col}_nan_any"):
+            return cls(math.nan)
+        value = row[f"{col}_max"]
+        return cls(float(value) if value is not None else None)
 
 
 @dataclass(frozen=True)
