@@ -1,10 +1,9 @@
 """``python -m benchmarks.arrow_aggregates [--rows 100000 1000000] [--reps 5]``: the driver router's observed
 aggregates in Spark's job or in pyarrow on the collected rows, which is cheaper?
 
-The measurement behind a choice: the driver router collects every batch (``toArrow``: one Spark job) and splits
-it in pyarrow; until 2026-12-04 its observable aggregates were computed by ``observe`` inside that job. Once the
-rows are on the driver, pyarrow's kernels can compute the same states instead, which the router now does
-(``AggregateLayout.read_collected``). On one cached batch of the benchmark data, interleaved, medians:
+The driver router collects every batch (``observe`` + ``toArrow``: one Spark job) and splits it in pyarrow; the
+observable aggregates are computed by ``observe`` inside that job. Once the rows are on the driver, pyarrow's
+kernels could compute the same states instead. On one cached batch of the benchmark data, interleaved, medians:
 
 * ``job``: the gate-shaped job without aggregates: the rows plus one boolean of the 50-check mix's row
   predicates, ``toArrow``;

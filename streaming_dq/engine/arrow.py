@@ -86,8 +86,8 @@ def collect(
     """Run the batch ONCE: rows (input + flags [+ regime] + state inputs + extras) to Arrow, then every
     aggregate from them in Arrow.
 
-    When every row check is a plain condition, the checks' flags (packed into bitmask words) and each state's
-    per-row input are computed in the same projection that selects the rows, so the scan and every expression stay in one
+    When every row check is a plain condition, each check's boolean flag and each state's per-row input are
+    computed in the same projection that selects the rows, so the scan and every expression stay in one
     code-generated stage. Otherwise (a check joins or windows the batch) the flags are added first by
     :meth:`ValidationPlan.annotate`.
     """
@@ -103,7 +103,7 @@ def collect(
     else:
         base = plan.annotate(df)
         rows = base.select(*plan.collected_columns(df.columns), *inputs, *extras)
-    table = rows.toArrow()
+    table = plan.rules.pack(rows.toArrow())
     aggregates = plan.layout.read_collected(table, plan.rules.count(table))
     # classic aggregate checks rescan the input (+ regime), never the annotated frame: its joins and windows
     # (unique keys, foreign keys, groups) would be recomputed by every such check

@@ -243,12 +243,11 @@ class ValidationPlan:
                 )
 
     def collected_columns(self, input_columns: Sequence[str]) -> list[Column]:
-        """What the gate collects of :meth:`annotate`'s output: the input columns, the flags packed into bitmask
-        words, the regime."""
+        """What the gate collects of :meth:`annotate`'s output: the input columns, the flags, the regime."""
 
         def build() -> list[Column]:
             cols = [F.col(f"`{c}`") for c in input_columns]
-            cols += self.rules.word_columns([F.col(flag_column(i)) for i in range(self._n_flags)])
+            cols += [F.col(flag_column(i)) for i in range(self._n_flags)]
             if self.regimes.split:
                 cols.append(F.col(REGIME_COLUMN))
             return cols
@@ -272,15 +271,15 @@ class ValidationPlan:
         return self.regimes.with_ordinal(df, self.event_time, self.timezone)
 
     def inline_columns(self, df: DataFrame) -> list[Column]:
-        """For :meth:`with_regime`'s output: the input columns, the bitmask words of the checks' flags computed
-        from their conditions in this one projection, and the regime. Only when :meth:`inlinable`.
+        """For :meth:`with_regime`'s output: the input columns, each check's flag computed from its condition
+        in this one projection, and the regime. Only when :meth:`inlinable`.
         """
         key = _schema_key(df)
 
         def build() -> list[Column]:
             conditions = self.memo(("conditions", key), lambda: self._conditions(df))[0]
             cols = [F.col(f"`{c}`") for c in df.columns]
-            cols += self.rules.word_columns([conditions[flag_column(i)] for i in range(self._n_flags)])
+            cols += [conditions[flag_column(i)].alias(flag_column(i)) for i in range(self._n_flags)]
             if self.regimes.split:
                 cols.append(F.col(REGIME_COLUMN))
             return cols

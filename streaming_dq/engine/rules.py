@@ -8,8 +8,7 @@ question about a row is answered from it in two forms that must agree:
 * Spark columns over the annotated batch (flag columns + the regime ordinal), for the Spark router and for
   :class:`~streaming_dq.engine.batch.BatchDQEngine`;
 * Arrow arrays over the rows collected to the driver, where the flags travel as bitmask words (flag ``i`` is
-  bit ``i % 16`` of word ``i // 16``; :meth:`FlagRules.word_columns` packs them in Spark), for the driver
-  router.
+  bit ``i % 62`` of word ``i // 62``), for the driver router.
 
 The decision about aggregates is rendered the same way: rows of a *breached* regime (a fail-level aggregate
 failed there) fail whole, and every row of a regime with a failed aggregate carries that aggregate in
@@ -44,13 +43,7 @@ __all__ = [
     "flag_column",
 ]
 
-#: Flags per bitmask word. Packing in Spark keeps a word's expression small: one expression OR-ing a shifted
-#: bit per flag for 35 flags grew past the JVM's 8,000-byte limit for JIT-compiling a method, and the stage ran
-#: interpreted (2.5x slower); 16 per word collected a 1M-row batch at 50 checks as fast as one boolean of every
-#: predicate, and a third faster than one boolean column per flag (benchmarks/NOTES.md, 2026-12-04).
-BITS_PER_WORD = 16
-#: Words that fit in one int64 key together (the fast path of :meth:`FlagRules.errors_array`).
-_WORDS_PER_KEY = 62 // BITS_PER_WORD
+BITS_PER_WORD = 62
 
 #: ``_dq_errors``: one entry per reason a row failed or warned.
 ERROR_TYPE = pa.list_(
@@ -201,26 +194,29 @@ class FlagRules:
 
     # -- Arrow ------------------------------------------------------------------------------------------------
 
-    def word_columns(self, flags: Sequence[Column]) -> list[Column]:
-        """The bitmask words of ``flags`` (one never-NULL boolean Column per flag, in index order), aliased
-        :func:`bits_column`: the Spark side of the Arrow form, so the rows travel with a few words instead of
-        one boolean per check."""
-        from pyspark.sql import functions as F
+    def pack(self, table: pa.Table) -> pa.Table:
+        """Replace the collected boolean flag columns by the bitmask words.
 
-        if len(flags) != self.n_flags:
-            raise InternalError(f"{len(flags)} flag columns for {self.n_flags} flags")
-        words: list[Column] = []
+        The packing happens in Arrow rather than in Spark on purpose: one Spark expression OR-ing a shifted
+        bit per check grows past the JVM's 8,000-byte limit for JIT-compiling a method at a few dozen checks,
+        and the stage then runs interpreted (measured 2.5x slower at 35 row checks); separate boolean outputs
+        do not.
+        """
+        words = []
         for w in range(self.n_words):
-            bits = [
-                F.when(flag, F.lit(1 << (i % BITS_PER_WORD)).cast("bigint")).otherwise(
-                    F.lit(0).cast("bigint")
-                )
-                for i, flag in enumerate(flags)
-                if i // BITS_PER_WORD == w
-            ]
-            word = reduce(lambda a, b: a.bitwiseOR(b), bits) if bits else F.lit(0).cast("bigint")
-            words.append(word.alias(bits_column(w)))
-        return words
+            word: Any = None
+            for i in range(w * BITS_PER_WORD, min(self.n_flags, (w + 1) * BITS_PER_WORD)):
+                flag = pc.fill_null(table.column(flag_column(i)), False)  # never NULL by construction
+                if not pc.any(flag).as_py():
+                    continue  # the usual case on clean data: nothing to set
+                one = pa.scalar(1 << (i % BITS_PER_WORD), pa.int64())
+                bit = pc.if_else(flag, one, pa.scalar(0, pa.int64()))
+                word = bit if word is None else pc.bit_wise_or(word, bit)
+            words.append(word if word is not None else pa.repeat(pa.scalar(0, pa.int64()), table.num_rows))
+        table = table.drop_columns([flag_column(i) for i in range(self.n_flags)])
+        for w, word in enumerate(words):
+            table = table.append_column(bits_column(w), word)
+        return table
 
     def fired(self, table: pa.Table, i: int) -> Any:
         """Whether flag ``i`` fired, per collected row."""
@@ -260,9 +256,9 @@ class FlagRules:
     ) -> pa.Array:
         """Arrow form of :meth:`errors_column`, for the (quarantined) rows of ``failed``.
 
-        The lists are built once per distinct (regime, bits) combination: with up to 48 flags (three words, one
-        int64 key) the rows are mapped to the distinct keys in Arrow; with more, each row's key is looked up in
-        Python.
+        The lists are built once per distinct (regime, bits) combination: with one bitmask word and no regime
+        split (the usual case) the rows are mapped to the distinct words in Arrow; otherwise each row's key is
+        looked up in Python.
         """
         agg = agg_errors or {}
 
@@ -274,11 +270,11 @@ class FlagRules:
             ]
             return out + [e.as_dict() for e in agg.get(regime, ())]
 
-        if self.n_words <= _WORDS_PER_KEY:
-            words = self._key(failed)
+        if self.n_words == 1:
+            words = failed.column(bits_column(0))
             if not self.regimes.split:
                 distinct = pc.unique(words)
-                lists = pa.array([entries(0, self._unkey(w)) for w in distinct.to_pylist()], ERROR_TYPE)
+                lists = pa.array([entries(0, [w]) for w in distinct.to_pylist()], ERROR_TYPE)
                 return pc.take(lists, pc.index_in(words, value_set=distinct)).combine_chunks()
             # per regime present (a few), the distinct words of its rows; each row indexes the lists
             regime = failed.column(REGIME_COLUMN)
@@ -288,7 +284,7 @@ class FlagRules:
                 here = pc.equal(regime, r)
                 distinct = pc.unique(pc.filter(words, here))
                 at = pc.add(pc.index_in(words, value_set=distinct), len(known))
-                known += [entries(r, self._unkey(w)) for w in distinct.to_pylist()]
+                known += [entries(r, [w]) for w in distinct.to_pylist()]
                 index = pc.if_else(here, at, index)
             taken = pc.take(pa.array(known, ERROR_TYPE), index)
             return taken.combine_chunks() if isinstance(taken, pa.ChunkedArray) else taken
@@ -303,18 +299,6 @@ class FlagRules:
                 found = cache[key] = entries(key[0], key[1:])
             rows.append(found)
         return pa.array(rows, ERROR_TYPE)
-
-    def _key(self, table: pa.Table) -> Any:
-        """The row's words as one int64 (word ``w`` shifted by ``w * BITS_PER_WORD``), for few words."""
-        key: Any = table.column(bits_column(0))
-        for w in range(1, self.n_words):
-            shifted = pc.shift_left(table.column(bits_column(w)), pa.scalar(w * BITS_PER_WORD, pa.int64()))
-            key = pc.bit_wise_or(key, shifted)
-        return key
-
-    def _unkey(self, key: int) -> list[int]:
-        mask = (1 << BITS_PER_WORD) - 1
-        return [(key >> (w * BITS_PER_WORD)) & mask for w in range(self.n_words)]
 
     def count(self, table: pa.Table) -> RowCounts:
         """The :class:`RowCounts` of the collected rows (the Spark form is the engine's grouped aggregation)."""
