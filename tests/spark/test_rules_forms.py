@@ -102,3 +102,35 @@ def test_a_disabled_flag_never_fires_and_its_regime_has_no_entry(spark: Any) -> 
     table = plan.rules.pack(annotated.select(*plan.collected_columns([])).toArrow())
     assert table.column_names[-2:] == ["__dq_regime", "__dq_bits0"]
     assert pa.compute.sum(table.column("__dq_bits0")).as_py() == 0
+
+
+@pytest.mark.parametrize("n_checks", [40, 70])
+def test_many_flags_across_bitmask_words_agree(spark: Any, n_checks: int) -> None:
+    """40 flags take one bitmask word, 70 take two (``_dq_errors`` by a per-row lookup then): every form still
+    names the same fired checks, across regimes."""
+    checks = [
+        {"check": "numeric-min-check", "check-id": f"a-at-least-{k}", "columns": ["a"], "min-value": k,
+         "tags": ["t"] if k % 3 == 0 else [], "severity": "warning" if k % 4 == 0 else "critical"}
+        for k in range(n_checks)
+    ]  # fmt: skip
+    plan = ValidationPlan(CheckSet.from_dicts(checks), profiles=PROFILES, event_time="ts")
+    records = [
+        (i, a, START + timedelta(hours=h)) for i, (a, h) in enumerate([(a, 7 * a) for a in range(-1, 60)])
+    ]
+    annotated = plan.annotate(spark.createDataFrame(records, "i INT, a INT, ts TIMESTAMP"))
+    rules = plan.rules
+    assert rules.n_words == -(-n_checks // 62)
+    spark_rows = annotated.select(
+        "i", rules.failed_column().alias("failed"), rules.errors_column().alias("errors")
+    ).collect()
+    by_spark = {r.i: (r.failed, [e.asDict() for e in r.errors]) for r in spark_rows}
+    collected = rules.pack(annotated.select("i", *plan.collected_columns([])).toArrow())
+    failed = rules.failed_mask(collected).to_pylist()
+    errors = rules.errors_array(collected).to_pylist()
+    by_arrow = dict(zip(collected.column("i").to_pylist(), zip(failed, errors, strict=True), strict=True))
+    assert {i: (f, e) for i, (f, e) in by_arrow.items()} == by_spark
+    assert max(len(e) for _, e in by_spark.values()) == n_checks  # a = -1 fires every check
+    grouped = annotated.groupBy(*plan.layout.group_keys(windows=False)).agg(
+        *plan.layout.grouped_columns(windows=False)
+    )
+    assert plan.layout.read_grouped(grouped.collect()).counts == rules.count(collected)
