@@ -9,6 +9,7 @@ reason, never dropped silently.
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -85,8 +86,11 @@ def python_for(peer: Peer, log: Any = print) -> tuple[Path | None, str]:
         return Path(sys.executable), ""
     root = VENVS / peer.venv
     python = root / "bin" / "python"
-    if python.exists():
+    built = root / ".built"  # written once pip has installed everything: an interrupted build is redone
+    if python.exists() and built.exists() and built.read_text() == "\n".join(peer.packages):
         return python, ""
+    if root.exists():
+        shutil.rmtree(root)
     log(f"  building {root} ({', '.join(peer.packages)})")
     made = subprocess.run(["python3", "-m", "venv", str(root)], capture_output=True, text=True, check=False)
     if made.returncode != 0:
@@ -103,6 +107,7 @@ def python_for(peer: Peer, log: Any = print) -> tuple[Path | None, str]:
         return None, "pip install timed out"
     if pip.returncode != 0:
         return None, f"pip install failed: {pip.stderr.strip()[-500:]}"
+    built.write_text("\n".join(peer.packages))
     return python, ""
 
 

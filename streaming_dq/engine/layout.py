@@ -40,7 +40,7 @@ __all__ = ["AggregateLayout", "StateSlot"]
 
 _ROWS, _FAILED, _WARNED = "__n", "__failed", "__warned"
 _ET_MIN, _ET_MAX, _ET_NULLS = "__et_min", "__et_max", "__et_nulls"
-_ET_MICROS, _ET_MISSING = "__oi_et", "__oi_et_missing"
+_ET_MICROS, _ET_MISSING = "__dq_et", "__dq_et_missing"
 
 
 @dataclass(frozen=True)
@@ -287,7 +287,7 @@ class AggregateLayout:
         for slot in self.observed_slots:
             identity = slot.spec.identity or ("alias", slot.alias)
             if identity not in by_identity:
-                by_identity[identity] = f"__oi{len(by_identity)}"
+                by_identity[identity] = f"__dq_state{len(by_identity)}"
             names[slot.alias] = by_identity[identity]
         return names
 

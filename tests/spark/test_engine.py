@@ -215,7 +215,7 @@ def test_checks_asking_for_the_same_state_share_one_aggregate(spark) -> None:  #
     # four states: rows (count, shared by the volume checks and the completeness check: no per-row input),
     # moments of amount (shared by the mean and stddev checks), amount not NULL (count), amount NULL (count)
     assert len({slot.alias for slot in plan.layout.observed_slots}) == 4
-    assert sorted(plan.layout.collected_inputs()) == ["__oi1", "__oi2", "__oi3"]
+    assert sorted(plan.layout.collected_inputs()) == ["__dq_state1", "__dq_state2", "__dq_state3"]
 
     df = spark.createDataFrame(ROWS, SCHEMA)
     together = BatchDQEngine(CheckSet.from_dicts(raws)).run_batch(df).aggregate_results
