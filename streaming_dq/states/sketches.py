@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import pyarrow as pa
 from pyspark.sql import Column
@@ -23,15 +23,40 @@ KLL_K = 200
 
 
 @dataclass(frozen=True)
-class HllState(Kind):
+class _SketchState(Kind):
+    """What the two sketch kinds share: serialized bytes, and no bytes for a sketch of no values."""
+
+    sketched: ClassVar[bool] = True
+    sketch: bytes | None = None
+
+    @classmethod
+    def _is_empty(cls, sketch: bytes) -> bool:
+        raise NotImplementedError
+
+    @classmethod
+    def of(cls, sketch: bytes | None) -> Self:
+        """The state of serialized sketch bytes; a sketch of no values is the identity (``sketch`` None), so
+        Spark's empty sketch and a group without values are stored alike."""
+        if not sketch:
+            return cls()
+        return cls() if cls._is_empty(bytes(sketch)) else cls(bytes(sketch))
+
+    def to_record(self) -> dict[str, Any]:
+        return {"sketch": self.sketch}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Self:
+        return cls.of(record.get("sketch"))
+
+
+@dataclass(frozen=True)
+class HllState(_SketchState):
     """An HLL sketch (Apache DataSketches binary format, as written by Spark's ``hll_sketch_agg``).
 
     Merged with the ``datasketches`` package, so accumulation needs no Spark job.
     """
 
     kind: ClassVar[str] = "hll"
-    sketched: ClassVar[bool] = True
-    sketch: bytes | None = None
 
     def merge(self, other: HllState) -> HllState:
         if other.sketch is None:
@@ -52,9 +77,6 @@ class HllState(Kind):
         from datasketches import hll_sketch
 
         return float(round(hll_sketch.deserialize(self.sketch).get_estimate()))
-
-    def to_record(self) -> dict[str, Any]:
-        return {"sketch": self.sketch}
 
     @classmethod
     def spark_aggregations(cls, value: Column) -> dict[str, Column]:
@@ -88,22 +110,14 @@ class HllState(Kind):
         return out
 
     @classmethod
-    def of(cls, sketch: bytes | None) -> HllState:
-        """The state of serialized sketch bytes; a sketch of no values is the identity (``sketch`` None), so
-        Spark's empty sketch and a group without values are stored alike."""
-        if not sketch:
-            return cls()
+    def _is_empty(cls, sketch: bytes) -> bool:
         from datasketches import hll_sketch
 
-        return cls() if hll_sketch.deserialize(bytes(sketch)).is_empty() else cls(bytes(sketch))
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> HllState:
-        return cls.of(record.get("sketch"))
+        return bool(hll_sketch.deserialize(sketch).is_empty())
 
 
 @dataclass(frozen=True)
-class KllState(Kind):
+class KllState(_SketchState):
     """A KLL quantile sketch of doubles (Apache DataSketches binary format, as written by Spark's
     ``kll_sketch_agg_double``): any quantile of the values it saw, within a rank error of ~1.65%.
 
@@ -112,18 +126,12 @@ class KllState(Kind):
     """
 
     kind: ClassVar[str] = "kll"
-    sketched: ClassVar[bool] = True
-    sketch: bytes | None = None
 
     @classmethod
-    def of(cls, sketch: bytes | None) -> KllState:
-        """The state of serialized sketch bytes; a sketch of no values is the identity (``sketch`` None), so
-        Spark's empty sketch and a window without values are stored alike."""
-        if not sketch:
-            return cls()
+    def _is_empty(cls, sketch: bytes) -> bool:
         from datasketches import kll_doubles_sketch
 
-        return cls() if kll_doubles_sketch.deserialize(bytes(sketch)).is_empty() else cls(bytes(sketch))
+        return bool(kll_doubles_sketch.deserialize(sketch).is_empty())
 
     def _sketch(self) -> Any:
         from datasketches import kll_doubles_sketch
@@ -152,9 +160,6 @@ class KllState(Kind):
     def value(self) -> float | None:
         return self.quantile(0.5)
 
-    def to_record(self) -> dict[str, Any]:
-        return {"sketch": self.sketch}
-
     @classmethod
     def spark_aggregations(cls, value: Column) -> dict[str, Column]:
         number = value.cast("double")  # NaN is not a value to rank: left out like NULL
@@ -174,10 +179,6 @@ class KllState(Kind):
                 grouped.column("key").to_pylist(), grouped.column("v_list").to_pylist(), strict=True
             )
         }
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> KllState:
-        return cls.of(record.get("sketch"))
 
 
 def kll_from_values(values: Any) -> KllState:
