@@ -1,7 +1,7 @@
 """The driver router's engine half: one Spark job per batch, the decision taken from the rows in Arrow.
 
-Validating a micro-batch costs exactly one scan: the rows come back as one Arrow table carrying a compact
-bitmask of fired checks, the regime ordinal when profiles split the batch, and one per-row input per state of
+Validating a micro-batch costs exactly one scan: the rows come back as one Arrow table carrying the fired
+checks (a list on the rows where one fired, packed into bitmask words here), the regime ordinal when profiles split the batch, and one per-row input per state of
 the batch's aggregate checks. Every aggregate is computed from that table in Arrow
 (:meth:`~streaming_dq.engine.layout.AggregateLayout.read_collected`): Spark's ``observe`` would compute the
 same states row by row outside its generated code, at a few hundred times the cost (benchmarks/NOTES.md). The
@@ -86,23 +86,23 @@ def collect(
     """Run the batch ONCE: rows (input + flags [+ regime] + state inputs + extras) to Arrow, then every
     aggregate from them in Arrow.
 
-    When every row check is a plain condition, each check's boolean flag and each state's per-row input are
-    computed in the same projection that selects the rows, so the scan and every expression stay in one
-    code-generated stage. Otherwise (a check joins or windows the batch) the flags are added first by
-    :meth:`ValidationPlan.annotate`.
+    When every row check is a plain condition, each check's boolean flag is computed in a projection right
+    above the scan, and the rows, the flags' list and each state's per-row input in the one above it: both
+    stay in one code-generated stage. Otherwise (a check joins or windows the batch) the flags are added first
+    by :meth:`ValidationPlan.annotate`.
     """
     inputs = [col.alias(name) for name, col in plan.layout.collected_inputs().items()]
     extras = [col.alias(f"{_EXTRA}{name}") for name, col in (extra_columns or {}).items()]
     if plan.inlinable(df):
         base = plan.with_regime(df)
         try:
-            rows = base.select(*plan.inline_columns(df), *inputs, *extras)
+            flagged = base.select(*plan.inline_columns(df))
         except Exception:
             plan.annotate(df)  # raises the error naming the check whose condition Spark refuses
             raise
     else:
-        base = plan.annotate(df)
-        rows = base.select(*plan.collected_columns(df.columns), *inputs, *extras)
+        base = flagged = plan.annotate(df)
+    rows = flagged.select(*plan.collected_columns(df.columns), *inputs, *extras)
     table = plan.rules.pack(rows.toArrow())
     aggregates = plan.layout.read_collected(table, plan.rules.count(table))
     # classic aggregate checks rescan the input (+ regime), never the annotated frame: its joins and windows

@@ -11,8 +11,9 @@ Two forms of the same aggregates:
   every observable check (computed once per distinct state), the event-time range and, with window keys, the
   states of every window-scoped check. Groups are few (regimes x windows in one batch) and are folded on the
   driver, which is exact because every value merges;
-* **observed** (the driver router, as ``observe`` riding on the collect): one global row, each state computed
-  over the rows of its override group (a regime filter); the counts come from the collected bitmask
+* **collected** (the driver router): each state's per-row input rides on the collect
+  (:meth:`AggregateLayout.collected_inputs`) and :meth:`AggregateLayout.read_collected` computes the states per
+  regime in Arrow, merging the regimes of each override group; the counts come from the collected bitmask
   (:meth:`~streaming_dq.engine.rules.FlagRules.count`) and the window states from Arrow.
 """
 

@@ -31,7 +31,7 @@ from streaming_dq.core.references import using_references
 from streaming_dq.core.severity import Severity
 from streaming_dq.engine.layout import AggregateLayout
 from streaming_dq.engine.regime_table import REGIME_COLUMN, RegimeTable, Verdict
-from streaming_dq.engine.rules import FlagRules, FlagSpec, flag_column
+from streaming_dq.engine.rules import FIRED_COLUMN, FlagRules, FlagSpec, flag_column
 from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
 
 if TYPE_CHECKING:
@@ -243,11 +243,13 @@ class ValidationPlan:
                 )
 
     def collected_columns(self, input_columns: Sequence[str]) -> list[Column]:
-        """What the gate collects of :meth:`annotate`'s output: the input columns, the flags, the regime."""
+        """What the driver router collects of :meth:`annotate`'s (or :meth:`inline_columns`') output: the input
+        columns, the flags as :meth:`FlagRules.fired_column`, the regime."""
 
         def build() -> list[Column]:
             cols = [F.col(f"`{c}`") for c in input_columns]
-            cols += [F.col(flag_column(i)) for i in range(self._n_flags)]
+            flags = [F.col(flag_column(i)) for i in range(self._n_flags)]
+            cols.append(self.rules.fired_column(flags).alias(FIRED_COLUMN))
             if self.regimes.split:
                 cols.append(F.col(REGIME_COLUMN))
             return cols

@@ -124,7 +124,12 @@ def test_many_flags_across_bitmask_words_agree(spark: Any, n_checks: int) -> Non
         "i", rules.failed_column().alias("failed"), rules.errors_column().alias("errors")
     ).collect()
     by_spark = {r.i: (r.failed, [e.asDict() for e in r.errors]) for r in spark_rows}
-    collected = rules.pack(annotated.select("i", *plan.collected_columns([])).toArrow())
+    raw = annotated.select("i", *plan.collected_columns([])).toArrow()
+    # the flags leave Spark as one list on the rows where one fired, and as NULL on every other row
+    fired = dict(zip(raw.column("i").to_pylist(), raw.column("__dq_fired").to_pylist(), strict=True))
+    assert {i for i, flags in fired.items() if flags is None} == {i for i, (_, e) in by_spark.items() if not e}
+    assert all(len(flags) == n_checks for flags in fired.values() if flags is not None)
+    collected = rules.pack(raw)
     failed = rules.failed_mask(collected).to_pylist()
     errors = rules.errors_array(collected).to_pylist()
     by_arrow = dict(zip(collected.column("i").to_pylist(), zip(failed, errors, strict=True), strict=True))

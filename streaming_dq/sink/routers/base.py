@@ -5,9 +5,9 @@ A router turns a micro-batch into a decision (:meth:`Router.validate`) and then 
 the decision in between (``on-aggregate-failure: stop`` raises before anything is written) and writes the
 results and metrics tables itself, from the decision, through the same :class:`TableWriter`.
 
-* :class:`~streaming_dq.sink.routers.driver.DriverRouter` (the embedded default): ``observe`` + ``toArrow``, one
-  Spark job; the split in pyarrow, delta-rs (or Spark) appends from the driver. Bounded by the driver's memory
-  and ``spark.driver.maxResultSize``.
+* :class:`~streaming_dq.sink.routers.driver.DriverRouter` (the embedded default): one ``toArrow``, one Spark
+  job, the aggregates and the split in pyarrow, delta-rs (or Spark) appends from the driver. Bounded by the
+  driver's memory and ``spark.driver.maxResultSize``.
 * :class:`~streaming_dq.sink.routers.spark.SparkRouter` (clusters): persist, one aggregation job, two filtered
   writes by Spark's Delta writer; rows never reach the driver.
 

@@ -1,8 +1,8 @@
 """The driver router (the embedded default): one Spark job per batch, the rows split in Arrow on the driver.
 
-``observe`` + ``toArrow`` collect the rows with every aggregate (the states of the observable checks, the
-event-time range); the counts are taken from the collected bitmask, the window states are grouped in Arrow,
-and the split into pass and quarantine happens in pyarrow. The writer appends Arrow tables (delta-rs by
+One ``toArrow`` collects the rows with their fired flags and each aggregate state's per-row input
+(:func:`~streaming_dq.engine.arrow.collect`); every aggregate, the counts and the window states are computed in
+Arrow, and the split into pass and quarantine happens in pyarrow. The writer appends Arrow tables (delta-rs by
 default). Every row passes through the driver: bounded by its memory and ``spark.driver.maxResultSize``; on a
 cluster choose the Spark router.
 """
