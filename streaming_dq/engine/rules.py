@@ -37,10 +37,10 @@ __all__ = [
     "BITS_PER_WORD",
     "ERROR_SPARK_TYPE",
     "ERROR_TYPE",
+    "FIRED_COLUMN",
     "ErrorEntry",
     "FlagRules",
     "FlagSpec",
-    "FIRED_COLUMN",
     "bits_column",
     "flag_column",
 ]
