@@ -86,29 +86,18 @@ def collect(
     """Run the batch ONCE: rows (input + flags [+ regime] + state inputs + extras) to Arrow, then every
     aggregate from them in Arrow.
 
-    When every row check is a plain condition, each check's boolean flag is computed in a projection right
-    above the scan, and the rows, the flags' list and each state's per-row input in the one above it: both
-    stay in one code-generated stage. Otherwise (a check joins or windows the batch) the flags are added first
-    by :meth:`ValidationPlan.annotate`.
+    :meth:`ValidationPlan.annotate` computes each check's flag in a projection right above the scan (when
+    every row check is a plain condition) and folds them into one list in the projection above it; the rows,
+    that list and each state's per-row input are collected from there, all in one code-generated stage.
     """
     inputs = [col.alias(name) for name, col in plan.layout.collected_inputs().items()]
     extras = [col.alias(f"{_EXTRA}{name}") for name, col in (extra_columns or {}).items()]
-    if plan.inlinable(df):
-        base = plan.with_regime(df)
-        try:
-            flagged = base.select(*plan.inline_columns(df))
-        except Exception:
-            plan.annotate(df)  # raises the error naming the check whose condition Spark refuses
-            raise
-    else:
-        base = flagged = plan.annotate(df)
-    rows = flagged.select(*plan.collected_columns(df.columns), *inputs, *extras)
+    rows = plan.annotate(df).select(*plan.collected_columns(df.columns), *inputs, *extras)
     table = plan.rules.pack(rows.toArrow())
     aggregates = plan.layout.read_collected(table, plan.rules.count(table))
     # classic aggregate checks rescan the input (+ regime), never the annotated frame: its joins and windows
     # (unique keys, foreign keys, groups) would be recomputed by every such check
-    frame = base if plan.inlinable(df) else plan.with_regime(df)
-    return Collected(table, aggregates, frame)
+    return Collected(table, aggregates, plan.with_regime(df))
 
 
 def split(

@@ -25,7 +25,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from streaming_dq.engine.regime_table import REGIME_COLUMN, RegimeTable
-from streaming_dq.engine.rules import FlagRules, flag_column
+from streaming_dq.engine.rules import FlagRules
 from streaming_dq.engine.values import BatchAggregates, EventTimeStats, RowCounts, from_micros
 from streaming_dq.exceptions import InternalError
 from streaming_dq.states.kinds import state_type
@@ -195,7 +195,7 @@ class AggregateLayout:
             F.count_if(failed).alias(_FAILED),
             F.count_if(~failed & self.rules.any_column("warn")).alias(_WARNED),
         ]
-        cols += [F.count_if(F.col(flag_column(i))).alias(_fired(i)) for i in range(self.rules.n_flags)]
+        cols += [F.count_if(self.rules.flag(i)).alias(_fired(i)) for i in range(self.rules.n_flags)]
         seen: set[str] = set()
         for slot in self.grouped_slots:
             if slot.alias not in seen:

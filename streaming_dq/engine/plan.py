@@ -4,8 +4,8 @@ A plan is built once per input schema from a CheckSet, the fail levels and the p
 check and every *regime* (a set of profiles active together on some date), whether the check is enabled,
 with which severity and multiplier (:class:`~streaming_dq.engine.regime_table.RegimeTable`), and it builds:
 
-* :meth:`ValidationPlan.annotate` / :meth:`ValidationPlan.inline_columns`: the input plus one boolean flag
-  per row check (True = fired and enabled) and, with profiles, the row's regime. Pure and lazy;
+* :meth:`ValidationPlan.annotate`: the input plus the flags of the row checks (True = fired and enabled), as
+  one list column that is NULL on a row where none fired, and, with profiles, the row's regime. Pure and lazy;
 * :attr:`ValidationPlan.rules`: what a fired flag means under each regime, in Spark and Arrow forms;
 * :attr:`ValidationPlan.layout`: every aggregate of the batch's one pass, and how to read it back.
 
@@ -138,11 +138,14 @@ class ValidationPlan:
         return self.regimes.verdicts(self.row_checks[i])
 
     def annotate(self, df: DataFrame) -> DataFrame:
-        """Add one boolean flag column per row check (True = fired and enabled) and the regime ordinal.
+        """``df`` plus the regime ordinal and the flags of its row checks (True = fired and enabled), as the
+        one list column :data:`~streaming_dq.engine.rules.FIRED_COLUMN` (NULL where none fired; read flag
+        ``i`` with :meth:`FlagRules.flag`).
 
         Checks that only provide a condition are added in ONE projection (analysis cost stays linear in the
         number of checks); checks that transform the frame (joins, windows) go through their ``validate``.
-        The condition-only flags are built once per input schema and reused for every later batch.
+        The projection above folds the flags into the list. The condition-only flags are built once per input
+        schema and reused for every later batch.
         """
         key = _schema_key(df)
         self.memo(("columns-checked", key), lambda: self._check_columns(df))
@@ -162,7 +165,17 @@ class ValidationPlan:
         if transforming:  # keep the flags in index order (the bitmask reads them by name, order is cosmetic)
             flags = {flag_column(i): flags[flag_column(i)] for i in range(self._n_flags)}
         out = self._with_flags(out, flags) if flags else out
-        return out.drop(*staged) if staged else out
+        return out.select(*self._folded(tuple(out.columns), frozenset(flags) | frozenset(staged)))
+
+    def _folded(self, columns: tuple[str, ...], dropped: frozenset[str]) -> list[Column]:
+        """The projection that keeps ``columns`` but ``dropped`` and folds the flags into the list."""
+
+        def build() -> list[Column]:
+            kept = [F.col(f"`{c}`") for c in columns if c not in dropped]
+            refs = [F.col(flag_column(i)) for i in range(self._n_flags)]
+            return [*kept, self.rules.fired_column(refs).alias(FIRED_COLUMN)]
+
+        return list(self.memo(("folded", columns, dropped), build))
 
     @property
     def _offset(self) -> int:
@@ -243,50 +256,23 @@ class ValidationPlan:
                 )
 
     def collected_columns(self, input_columns: Sequence[str]) -> list[Column]:
-        """What the driver router collects of :meth:`annotate`'s (or :meth:`inline_columns`') output: the input
-        columns, the flags as :meth:`FlagRules.fired_column`, the regime."""
+        """What the driver router collects of :meth:`annotate`'s output: the input columns, the flags' list,
+        the regime."""
 
         def build() -> list[Column]:
             cols = [F.col(f"`{c}`") for c in input_columns]
-            flags = [F.col(flag_column(i)) for i in range(self._n_flags)]
-            cols.append(self.rules.fired_column(flags).alias(FIRED_COLUMN))
+            cols.append(F.col(FIRED_COLUMN))
             if self.regimes.split:
                 cols.append(F.col(REGIME_COLUMN))
             return cols
 
         return list(self.memo(("collected", tuple(input_columns)), build))
 
-    def inlinable(self, df: DataFrame) -> bool:
-        """Whether every row check of ``df`` is a plain condition (no join or window needs its ``validate``).
-
-        Raises:
-            CheckEvaluationError: A check names a column ``df`` lacks.
-        """
-        key = _schema_key(df)
-        self.memo(("columns-checked", key), lambda: self._check_columns(df))
-        return not self.memo(("conditions", key), lambda: self._conditions(df))[1]
-
     def with_regime(self, df: DataFrame) -> DataFrame:
         """``df`` plus the regime ordinal column when profiles split the batch (else ``df`` itself)."""
         if not self.regimes.split:
             return df
         return self.regimes.with_ordinal(df, self.event_time, self.timezone)
-
-    def inline_columns(self, df: DataFrame) -> list[Column]:
-        """For :meth:`with_regime`'s output: the input columns, each check's flag computed from its condition
-        in this one projection, and the regime. Only when :meth:`inlinable`.
-        """
-        key = _schema_key(df)
-
-        def build() -> list[Column]:
-            conditions = self.memo(("conditions", key), lambda: self._conditions(df))[0]
-            cols = [F.col(f"`{c}`") for c in df.columns]
-            cols += [conditions[flag_column(i)].alias(flag_column(i)) for i in range(self._n_flags)]
-            if self.regimes.split:
-                cols.append(F.col(REGIME_COLUMN))
-            return cols
-
-        return list(self.memo(("inline", key), build))
 
     # -- aggregate phase -------------------------------------------------------------------------------------
 
