@@ -165,17 +165,8 @@ class ValidationPlan:
         if transforming:  # keep the flags in index order (the bitmask reads them by name, order is cosmetic)
             flags = {flag_column(i): flags[flag_column(i)] for i in range(self._n_flags)}
         out = self._with_flags(out, flags) if flags else out
-        return out.select(*self._folded(tuple(out.columns), frozenset(flags) | frozenset(staged)))
-
-    def _folded(self, columns: tuple[str, ...], dropped: frozenset[str]) -> list[Column]:
-        """The projection that keeps ``columns`` but ``dropped`` and folds the flags into the list."""
-
-        def build() -> list[Column]:
-            kept = [F.col(f"`{c}`") for c in columns if c not in dropped]
-            refs = [F.col(flag_column(i)) for i in range(self._n_flags)]
-            return [*kept, self.rules.fired_column(refs).alias(FIRED_COLUMN)]
-
-        return list(self.memo(("folded", columns, dropped), build))
+        out = out.withColumn(FIRED_COLUMN, self.rules.fired_column())
+        return out.drop(*flags, *staged)
 
     @property
     def _offset(self) -> int:
