@@ -1,6 +1,7 @@
 """The Spark router (clusters): the rows of a batch never leave the executors.
 
-Per batch, over the annotated batch (input columns, one boolean flag per row check, the regime ordinal):
+Per batch, over the annotated batch (input columns, the row checks' flags as one list that is NULL on a clean
+row, the regime ordinal):
 
 1. ``persist`` it (``MEMORY_AND_DISK``);
 2. ONE aggregation job, ``groupBy(regime, window keys).agg(...)``: row counts, each flag's fired rows, the
