@@ -1,8 +1,8 @@
 """The driver router's engine half: one Spark job per batch, the decision taken from the rows in Arrow.
 
 Validating a micro-batch costs exactly one scan: the rows come back as one Arrow table carrying the fired
-checks (a list on the rows where one fired, packed into bitmask words here), the regime ordinal when profiles split the batch, and one per-row input per state of
-the batch's aggregate checks. Every aggregate is computed from that table in Arrow
+checks (a list on the rows where one fired, packed into bitmask words here), the regime ordinal when profiles
+split the batch, and one per-row input per state of the batch's aggregate checks. Every aggregate is computed from that table in Arrow
 (:meth:`~streaming_dq.engine.layout.AggregateLayout.read_collected`): Spark's ``observe`` would compute the
 same states row by row outside its generated code, at a few hundred times the cost (benchmarks/NOTES.md). The
 counts are taken from the bitmask, the pass/quarantine split and the ``_dq_errors`` lists (built only for
