@@ -58,7 +58,7 @@ ERROR_SPARK_TYPE = "array<struct<check:string,`check-id`:string,severity:string>
 
 Kind = Literal["fail", "warn"]
 
-#: The collected table's list of every flag of a row on which one fired; NULL on a row where none did.
+#: The annotated batch's list of every flag of a row on which one fired; NULL on a row where none did.
 FIRED_COLUMN = "__dq_fired"
 
 
@@ -211,11 +211,10 @@ class FlagRules:
         on the way to Python and in a persisted batch. At 35 row checks, 1M rows (2026-12-04): the driver
         router's collect took 1.45 s against 1.86 s with one boolean column per check, and persisting the
         annotated batch and aggregating it (the Spark router) 2.6 s against 3.9 s. The words are not built in
-        Spark: one expression
-        OR-ing a shifted bit per check grows past the JVM's 8,000-byte limit for JIT-compiling a method at a
-        few dozen checks, and the stage then runs interpreted (with words of 16, 8 or 4 flags the 50-check
-        benchmark's projection ran twice as slow as the booleans, and as fast with the JVM's
-        ``-XX:-DontCompileHugeMethods``).
+        Spark: one expression OR-ing a shifted bit per check grows past the JVM's 8,000-byte limit for
+        JIT-compiling a method at a few dozen checks, and the stage then runs interpreted (with words of 16, 8
+        or 4 flags the 50-check benchmark's projection ran twice as slow as the booleans, and as fast with the
+        JVM's ``-XX:-DontCompileHugeMethods``).
         """
         from pyspark.sql import functions as F
 
