@@ -145,6 +145,13 @@ def cpu_seconds(pids: Sequence[int]) -> float:
     return total
 
 
+def gc_seconds(spark: Any) -> float:
+    """Seconds of garbage collection the driver JVM (the executor too, in local mode) reports over all its
+    collectors: with G1 on Java 17, its pauses."""
+    beans = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
+    return sum(max(int(bean.getCollectionTime()), 0) for bean in beans) / 1000
+
+
 def rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -184,6 +191,7 @@ class Cell:
     batches: int
     seconds: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
+    gc: list[float] = field(default_factory=list)
     gate_jobs_per_batch: list[float] = field(default_factory=list)
     delta_jobs_per_batch: list[float] = field(default_factory=list)
     result_bytes_per_batch: list[float] = field(default_factory=list)
@@ -203,9 +211,10 @@ def measure(spark: Any, rest: Rest, cell: Cell, source: Path, rules: list[Rule],
     jvm = spark.sparkContext._gateway.proc.pid
     pids = [os.getpid(), jvm]
     first = rest.last_job() + 1
-    cpu0 = cpu_seconds(pids)
+    cpu0, gc0 = cpu_seconds(pids), gc_seconds(spark)
     run = run_stream(spark, source, fn, checkpoint=target / "chk", label=cell.variant, prepare=prepare)
     cell.cpu.append(cpu_seconds(pids) - cpu0)
+    cell.gc.append(gc_seconds(spark) - gc0)
     cell.seconds.append(run.seconds)
     time.sleep(0.5)  # the listener bus catches up
     jobs = [j for j in rest.jobs_since(first) if j["status"] == "SUCCEEDED"]
@@ -244,8 +253,12 @@ def run(
         source = ensure_dataset(WORK / "data", n_rows, batches)
         plan = [(v, c) for c in checks for v in variants if v != "plain"] + [("plain", 0)]
         grid = {(v, c): Cell(n_rows, c, v, batches) for v, c in plan}
-        warm = Cell(n_rows, checks[0], "gate", batches)
-        measure(spark, rest, warm, source, rule_mix(checks[0]), -1)  # JIT and file caches, not reported
+        # a round of every cell first, not reported: the JIT compiles each variant's code (a variant's first
+        # run took up to twice its later ones when one cell warmed them all), and the files are in the cache
+        for variant, n_checks in plan:
+            measure(
+                spark, rest, Cell(n_rows, n_checks, variant, batches), source, rule_mix(max(n_checks, 1)), -1
+            )
         for rep in range(reps):
             order = plan[rep % len(plan) :] + plan[: rep % len(plan)]
             for variant, n_checks in order:
@@ -259,6 +272,7 @@ def run(
 def _line(c: Cell) -> str:
     return (
         f"{c.rows:>9,} rows {c.checks:>3} checks {c.variant:<12} {c.seconds[-1]:7.2f} s  cpu {c.cpu[-1]:7.2f} s  "
+        f"gc {c.gc[-1]:5.2f} s  "
         f"jobs {c.gate_jobs_per_batch[-1]:.1f} (+{c.delta_jobs_per_batch[-1]:.1f} Delta)  "
         f"results {c.result_bytes_per_batch[-1] / 1024:.1f} KiB/batch  rss py {c.driver_rss_mib[-1]:.0f} / jvm "
         f"{c.jvm_rss_mib[-1]:.0f} MiB"
@@ -271,11 +285,12 @@ def report(cells: list[Cell], command: str) -> str:
         f"# The Spark router, measured ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)",
         "",
         f"`{command}`; local[2] with delta-spark; every write with txnAppId/txnVersion; medians of "
-        f"{max(len(c.seconds) for c in cells)} interleaved repetitions; CPU = Python driver + JVM.",
+        f"{max(len(c.seconds) for c in cells)} interleaved repetitions after a round of every cell; CPU = Python "
+        "driver + JVM; GC = the JVM's collection pauses.",
         "",
         "| rows | checks | plain s | floor s | gate s | gate/floor | gate/plain | gate CPU s | floor CPU s | "
-        "gate jobs/batch (+Delta) | result KiB/batch | gate+tables s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "gate GC s | floor GC s | gate jobs/batch (+Delta) | result KiB/batch | gate+tables s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for rows in sorted({c.rows for c in cells}):
         plain_cell = by.get((rows, 0, "plain"))
@@ -289,6 +304,7 @@ def report(cells: list[Cell], command: str) -> str:
                 f"{g.median:.2f} | {g.median / f.median:.2f} | "
                 f"{g.median / plain_cell.median if plain_cell else float('nan'):.2f} | "
                 f"{statistics.median(g.cpu):.1f} | {statistics.median(f.cpu):.1f} | "
+                f"{statistics.median(g.gc):.1f} | {statistics.median(f.gc):.1f} | "
                 f"{statistics.median(g.gate_jobs_per_batch):.1f} (+{statistics.median(g.delta_jobs_per_batch):.1f}) | "
                 f"{statistics.median(g.result_bytes_per_batch) / 1024:.1f} | "
                 f"{t.median if t else float('nan'):.2f} |"
