@@ -2,7 +2,8 @@
 
 A :class:`Rule` names what is checked (``not_null``, ``between``, ``regex`` ...) and with which parameters.
 :func:`rule_mix` picks the first ``n`` rules of a fixed cycle (7 row rules, 3 observable aggregates per ten;
-one regex per ten), varying columns and constants between cycles so no two predicates are identical.
+one regex per ten), varying columns and constants between cycles so that no two predicates are identical except
+the regexes, which alternate between two (the e-mail pattern on even cycles, the SKU pattern on odd ones).
 :func:`to_check_dict` gives the streaming_dq (SparkDQ-compatible) config, :func:`row_predicate` the Spark
 column the hand-written floor and the naive validator use (True = the row fails, never NULL; NULL semantics
 follow streaming_dq's catalog: only ``not_null`` fails a NULL).
