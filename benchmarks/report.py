@@ -108,26 +108,27 @@ def render(results: dict[str, Any], *, image_path: str | None = None, plot_note:
         rows,
     )
     few, many = summary["few"], summary["many"]
-    lines += [f"## Cost vs number of checks ({many} vs {few})", ""]
-    lines += _table(
-        [
-            "rows/batch",
-            f"gate {many}/{few}",
-            f"floor {many}/{few}",
-            f"gate {many}/{few} (batch fn)",
-            f"floor {many}/{few} (batch fn)",
-        ],
-        [
+    if summary["check_scaling"]:  # empty when the grid ran one number of checks
+        lines += [f"## Cost vs number of checks ({many} vs {few})", ""]
+        lines += _table(
             [
-                _rows(s["rows"]),
-                _f(s["gate_stream"]),
-                _f(s["floor_stream"]),
-                _f(s["gate_batch_fn"]),
-                _f(s["floor_batch_fn"]),
-            ]
-            for s in summary["check_scaling"]
-        ],
-    )
+                "rows/batch",
+                f"gate {many}/{few}",
+                f"floor {many}/{few}",
+                f"gate {many}/{few} (batch fn)",
+                f"floor {many}/{few} (batch fn)",
+            ],
+            [
+                [
+                    _rows(s["rows"]),
+                    _f(s["gate_stream"]),
+                    _f(s["floor_stream"]),
+                    _f(s["gate_batch_fn"]),
+                    _f(s["floor_batch_fn"]),
+                ]
+                for s in summary["check_scaling"]
+            ],
+        )
     lines += [
         "## Spark jobs and SQL executions per micro-batch",
         "",
