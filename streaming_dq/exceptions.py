@@ -115,6 +115,28 @@ class TargetWriteError(StreamingDQError, OSError):
         super().__init__(f"writing batch {batch_id} to {table}: {reason}")
 
 
+class TransactionTakenError(TargetWriteError):
+    """Another writer committed this ``(app id, version)`` to the table first: a second process with the same
+    app id (the same checkpoint started twice) is writing the gate's tables. Nothing of this commit landed.
+
+    Attributes:
+        app_id: The app id of the commit.
+        version: The version (batch id) it was to record.
+        committed: The version the table records for ``app_id`` now (``>= version``).
+    """
+
+    def __init__(self, table: str, app_id: str, version: int, committed: int) -> None:
+        self.app_id = app_id
+        self.version = version
+        self.committed = committed
+        super().__init__(
+            table,
+            version,
+            f"another writer committed version {committed} of app {app_id!r} first (a second job on the same "
+            "checkpoint?): this commit was not made; see docs/runbook.md, 'A second job on one checkpoint'",
+        )
+
+
 class ExporterError(StreamingDQError, OSError):
     """The Prometheus endpoint could not be started (e.g. the port is taken) or a push failed.
 

@@ -2,7 +2,9 @@
 
 delta-rs records application transactions but never skips a replay on its own (delta-rs issues #2580 and
 #3821): :meth:`~streaming_dq.sink.targets.TableWriter.write_once` reads ``transaction_version(app_id)``
-first. delta-rs must not be used in a *forked* child once its runtime exists in the parent; the gate only
+first, and every commit that records one is made on exactly the version after the one whose transaction
+version it read (:meth:`DeltaRsWriter._commit_once`), so two processes with one app id cannot both commit a
+batch: the one that lost finds out. delta-rs must not be used in a *forked* child once its runtime exists in the parent; the gate only
 calls it on the driver.
 """
 
@@ -10,16 +12,17 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
-from deltalake.exceptions import DeltaError, TableNotFoundError
+from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
-from streaming_dq.exceptions import ConfigError, InternalError
+from streaming_dq.exceptions import ConfigError, InternalError, TargetWriteError, TransactionTakenError
 from streaming_dq.tables.catalog import catalog_name
 from streaming_dq.tables.storage import commits_by_conditional_put, delta_rs_options, unsafe_commit_problem
 from streaming_dq.tables.targets import AppTransaction, Compaction, DeltaTarget, TableWriter, is_local_uri
@@ -37,6 +40,9 @@ APPENDABLE_FEATURES = frozenset(
 #: commit read since its load (the driver's RSS grew ~260 MiB per 1,000 batches over 4 unmaintained tables),
 #: and a load starts from the newest checkpoint (delta-rs writes one every 100 commits by itself).
 RELOAD_EVERY = 100
+#: How many times a commit is made anew after losing to a concurrent commit, and the first pause between two.
+COMMIT_ATTEMPTS = 30
+COMMIT_BACKOFF_SECONDS = 0.02
 #: How long a kept table's view of its log counts as fresh for a commit (not for reading a transaction version).
 FRESH_SECONDS = 5.0
 
@@ -160,14 +166,58 @@ class DeltaRsWriter(TableWriter):
     def append(
         self, target: DeltaTarget, data: pa.Table, txn: AppTransaction, *, merge_schema: bool = False
     ) -> None:
-        table = self._open(target, refresh=False)  # write_once looked at its latest version a moment ago
-        write_deltalake(
-            target.uri if table is None else table,
-            data,
-            mode="append",
-            schema_mode="merge" if merge_schema else None,
-            storage_options=self._options(target),
-            commit_properties=_commit_properties(txn),
+        def write(table: DeltaTable, properties: CommitProperties) -> None:
+            write_deltalake(
+                table,
+                data,
+                mode="append",
+                schema_mode="merge" if merge_schema else None,
+                commit_properties=properties,
+            )
+
+        self._commit_once(target, txn, data.schema, write)
+
+    def _commit_once(
+        self,
+        target: DeltaTarget,
+        txn: AppTransaction,
+        schema: pa.Schema,
+        write: Callable[[DeltaTable, CommitProperties], None],
+    ) -> None:
+        """Make the commit ``write`` makes, recording ``txn``, on exactly the version after the one whose
+        transaction version was read: never rebased over a concurrent commit (delta-rs would rebase an append
+        over a commit of the same ``(app id, version)`` read from an older snapshot, and both would land).
+
+        A concurrent commit fails the attempt; the table is read again and the attempt made anew (its data
+        files written again; the lost attempt's files are never referenced, and a full vacuum deletes them),
+        unless the table now records ``txn``: then :class:`TransactionTakenError`.
+        """
+        table = self._open(target, refresh=False)  # a stale view only costs one failed attempt
+        if table is None:  # never a write by URI: it would commit on whatever version it finds
+            self.create_table(target, schema)
+            table = self._require(target)
+        for attempt in range(COMMIT_ATTEMPTS):
+            done = table.transaction_version(txn.app_id)
+            if done is not None and done >= txn.version:
+                raise TransactionTakenError(target.uri, txn.app_id, txn.version, done)
+            try:
+                write(table, _commit_properties(txn))
+                return
+            except CommitFailedError as exc:  # a concurrent commit took the next version: read, then again
+                logger.info(
+                    "%s: commit of %s@%d lost to a concurrent commit (attempt %d): %s",
+                    target.uri,
+                    txn.app_id,
+                    txn.version,
+                    attempt + 1,
+                    exc,
+                )
+            time.sleep(min(COMMIT_BACKOFF_SECONDS * 2**attempt, 1.0) * (0.5 + random.random()))
+            table = self._require(target)
+        raise TargetWriteError(
+            target.uri,
+            txn.version,
+            f"{COMMIT_ATTEMPTS} attempts to commit lost to concurrent commits (is another job writing it?)",
         )
 
     # -- maintenance -------------------------------------------------------------------------------------
@@ -211,15 +261,21 @@ class DeltaRsWriter(TableWriter):
     def replace_rows(
         self, target: DeltaTarget, data: pa.Table, predicate: str, txn: AppTransaction | None = None
     ) -> None:
-        table = self._open(target)
-        write_deltalake(
-            target.uri if table is None else table,
-            data,
-            mode="overwrite",
-            predicate=predicate,
-            storage_options=None if table is not None else self._options(target),
-            commit_properties=None if txn is None else _commit_properties(txn),
-        )
+        if txn is None:  # a rewrite that records no batch (the metrics roll-up): delta-rs's own retries
+            table = self._open(target)
+            write_deltalake(
+                target.uri if table is None else table,
+                data,
+                mode="overwrite",
+                predicate=predicate,
+                storage_options=self._options(target) if table is None else None,
+            )
+            return
+
+        def write(table: DeltaTable, properties: CommitProperties) -> None:
+            write_deltalake(table, data, mode="overwrite", predicate=predicate, commit_properties=properties)
+
+        self._commit_once(target, txn, data.schema, write)
 
     def set_properties(self, target: DeltaTarget, properties: Mapping[str, str]) -> None:
         self._require(target).alter.set_table_properties(dict(properties))
@@ -236,8 +292,10 @@ def _located(target: DeltaTarget) -> None:
 
 
 def _commit_properties(txn: AppTransaction) -> CommitProperties:
-    """The app transaction of a commit, and the same ids as commit info (for a reader of the log)."""
+    """The app transaction of a commit, and the same ids as commit info (for a reader of the log); no retry
+    by delta-rs (:meth:`DeltaRsWriter._commit_once` decides what a lost race means)."""
     return CommitProperties(
         app_transactions=[Transaction(txn.app_id, txn.version)],
+        max_commit_retries=0,
         custom_metadata={"streaming_dq.app_id": txn.app_id, "streaming_dq.batch_id": str(txn.version)},
     )

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from streaming_dq.exceptions import ConfigError, InternalError
+from streaming_dq.exceptions import ConfigError, InternalError, TransactionTakenError
 from streaming_dq.tables.deltars import DeltaRsWriter
 from streaming_dq.tables.storage import S3_LOG_STORE_CLASS, hadoop_options, spark_uri
 from streaming_dq.tables.targets import AppTransaction, Compaction, DeltaTarget, TableWriter
@@ -147,8 +147,9 @@ class SparkDeltaWriter(TableWriter):
         driver (the rows collected as Arrow).
 
         Spark's writer skips the write (no commit, no error) when the table already records ``txn.version``
-        or a later one for ``txn.app_id``; delta-rs does not, the gate asks first. An empty frame still
-        commits and records the transaction.
+        or a later one for ``txn.app_id`` as its transaction starts, and fails it when another writer commits
+        one meanwhile (:class:`TransactionTakenError`); delta-rs does not skip, the gate asks first. An empty
+        frame still commits and records the transaction.
         """
         if rows is not None and self.commits_on_driver(target, rows):
             data = frame.toArrow()
@@ -164,10 +165,11 @@ class SparkDeltaWriter(TableWriter):
             .option("txnVersion", str(txn.version))
             .option("mergeSchema", "true" if merge_schema else "false")
         )
-        if target.name is not None:  # through the catalog (Delta applies the txn options there too)
-            writer.saveAsTable(target.name)
-        else:
-            writer.save(spark_uri(target.uri))
+        with self._refusing_taken(target, txn):
+            if target.name is not None:  # through the catalog (Delta applies the txn options there too)
+                writer.saveAsTable(target.name)
+            else:
+                writer.save(spark_uri(target.uri))
 
     # -- maintenance: Delta's own SQL commands, so they run on the executors (and under Spark Connect) ----
 
@@ -270,6 +272,22 @@ class SparkDeltaWriter(TableWriter):
             .options(**self._hadoop(target))
             .option("replaceWhere", predicate)
         )
-        if txn is not None:
-            writer = writer.option("txnAppId", txn.app_id).option("txnVersion", str(txn.version))
-        writer.save(spark_uri(target.uri))
+        if txn is None:
+            writer.save(spark_uri(target.uri))
+            return
+        writer = writer.option("txnAppId", txn.app_id).option("txnVersion", str(txn.version))
+        with self._refusing_taken(target, txn):
+            writer.save(spark_uri(target.uri))
+
+    @contextmanager
+    def _refusing_taken(self, target: DeltaTarget, txn: AppTransaction) -> Iterator[None]:
+        """A Spark commit that failed because another writer committed ``txn`` first (Delta's conflict check
+        raises ``ConcurrentTransactionException`` when a winning commit records the app id this one read) as
+        :class:`TransactionTakenError`; any other failure as it is."""
+        try:
+            yield
+        except Exception as exc:
+            done = self._driver.committed_version(target, txn.app_id)
+            if done is not None and done >= txn.version:
+                raise TransactionTakenError(target.uri, txn.app_id, txn.version, done) from exc
+            raise

@@ -6,6 +6,11 @@ Exactly-once rests on Delta's *application transactions*: every commit of batch 
 delta-rs does not, so :meth:`TableWriter.write_once` applies it for every back-end and reports whether it
 wrote. The check is per table: a batch that died after committing the pass table and before the quarantine
 table is replayed as "skip pass, write quarantine".
+
+The check and the commit are one step against a second writer of the same app id (the same checkpoint
+started twice): a commit is made on the very table version whose transaction version was read, or not at
+all; one that lost the race raises :class:`~streaming_dq.exceptions.TransactionTakenError` and lands nothing.
+No table ever holds one ``(app id, version)`` twice.
 """
 
 from __future__ import annotations
@@ -135,7 +140,12 @@ class TableWriter(ABC):
     def append(
         self, target: DeltaTarget, data: pa.Table, txn: AppTransaction, *, merge_schema: bool = False
     ) -> None:
-        """Append ``data`` in ONE commit that records ``txn``, even when ``data`` has no rows."""
+        """Append ``data`` in ONE commit that records ``txn``, even when ``data`` has no rows.
+
+        Raises:
+            TransactionTakenError: another writer committed ``txn`` (or a later version of its app id) to the
+                table before this commit could; nothing of this one landed.
+        """
 
     # -- maintenance (streaming_dq.maintenance calls these between batches, never during a write) -----------
 
@@ -221,7 +231,8 @@ class TableWriter(ABC):
     def write_once(
         self, target: DeltaTarget, data: pa.Table, txn: AppTransaction, *, merge_schema: bool = False
     ) -> bool:
-        """Append unless ``target`` already committed ``txn``; return whether a commit was made."""
+        """Append unless ``target`` already committed ``txn``; return whether a commit was made (a race lost to
+        another writer of ``txn`` raises :class:`~streaming_dq.exceptions.TransactionTakenError`)."""
         if self.is_committed(target, txn):
             return False
         self.append(target, data, txn, merge_schema=merge_schema)
