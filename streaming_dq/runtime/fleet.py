@@ -33,10 +33,12 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from streaming_dq.config.gate_config import GateConfig
+from streaming_dq.config.paths import local_path
 from streaming_dq.core.base_check import BaseCheck, BaseRowCheck
 from streaming_dq.core.outcome import BatchOutcome, CheckKind, WindowOutcome
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.runtime.session import build_spark_session, read_stream, source_bundles, storage_conf
+from streaming_dq.sink.lease import holding
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -492,22 +494,35 @@ class GateFleet:
                 ``spark.remote``, whose paths are the server's), or a stream's columns do not fit its checks.
             CheckEvaluationError: a check's column is missing from its stream or of a type it cannot judge.
             ExporterError: the metrics endpoint cannot be started (e.g. its port is taken).
+            CheckpointInUseError: another job holds a gate's checkpoint (before Spark starts, nothing
+                written).
         """
         self.check_paths()
-        server = self._start_metrics()
-        session, own_session = self._session_for_run()
-        previous = self._install_signal_handlers() if self._handle_signals else {}
-        try:
-            self._run_queries(session, server, timeout)
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-            if server is not None:
-                server.close()
-            self._push()
-            if own_session:
-                session.stop()
+        with holding(self._checkpoints()):  # before the metrics port: a second job is told what it is
+            server = self._start_metrics()
+            session, own_session = self._session_for_run()
+            previous = self._install_signal_handlers() if self._handle_signals else {}
+            try:
+                self._run_queries(session, server, timeout)
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+                if server is not None:
+                    server.close()
+                self._push()
+                if own_session:
+                    session.stop()
         return self.totals
+
+    def _checkpoints(self) -> dict[str, dict[str, str]]:
+        """The checkpoints whose leases the run holds, with their storage options (under ``spark.remote`` a
+        local checkpoint is the server's: the gate's own start takes no lease on it either)."""
+        remote = (self._session is not None and _is_remote()) or self.configs[0].spark.remote is not None
+        return {
+            c.checkpoint: dict(c.storage_options)
+            for c in self.configs
+            if not (remote and local_path(c.checkpoint) is not None)
+        }
 
     def _session_for_run(self) -> tuple[SparkSession, bool]:
         if self._session is not None:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
-from streaming_dq.config.paths import absolute_location
+from streaming_dq.config.paths import absolute_location, local_path
 from streaming_dq.core.modes import (
     AggregateFailurePolicy,
     DriftPolicy,
@@ -49,6 +49,7 @@ from streaming_dq.sink.batch_history import BatchHistory, batch_anomaly_checks
 from streaming_dq.sink.checkpoint import QueryIdentity, clear_unstarted_offsets
 from streaming_dq.sink.commit import BatchCommitter
 from streaming_dq.sink.flow import BatchFlow, batch_context
+from streaming_dq.sink.lease import CheckpointLease, hold_checkpoint, release_when_stopped
 from streaming_dq.sink.options import GateOptions, trigger_kwargs
 from streaming_dq.sink.ports import OutcomeRecorder, SourceDecoder
 from streaming_dq.sink.references import ReferenceResolver, ReferenceSpec
@@ -61,7 +62,7 @@ from streaming_dq.tables.spark import DRIVER_COMMIT_ROWS
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-    from pyspark.sql.streaming import StreamingQuery
+    from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
     from streaming_dq.config.check_set import CheckSet
     from streaming_dq.config.gate_config import GateConfig
@@ -271,6 +272,7 @@ class QualityGate:
         self._router: Router | None = None
         self._tables_ready = False
         self._identity = QueryIdentity(options.name, options.checkpoint_location)
+        self._lease: CheckpointLease | None = None
         if options.profiles and not options.event_time:
             logger.warning("gate %r: profiles are ignored without an event-time column", options.name)
         #: Batch-scoped anomaly checks' values of the committed batches (read back from the results table).
@@ -324,6 +326,8 @@ class QualityGate:
         started = time.monotonic()
         batch_id = int(batch_id)
         try:
+            if self._lease is not None:
+                self._lease.check()  # taken over by another job: write nothing
             outcome = self._process(batch_df, batch_id, started)
         except Exception as exc:
             if not isinstance(exc, GateFailedError):  # a stop is logged where it is decided
@@ -435,17 +439,51 @@ class QualityGate:
         check_filters(self.check_set, rows)
         self.ensure_tables(rows.schema, stream_df.sparkSession)
         checkpoint_location = absolute_location(checkpoint_location)
-        self._identity.use_checkpoint(checkpoint_location)
-        clear_unstarted_offsets(checkpoint_location)
-        writer = stream_df.writeStream.foreachBatch(self).option("checkpointLocation", checkpoint_location)
-        if query_name:
-            writer = writer.queryName(query_name)
-        if trigger:
-            writer = writer.trigger(**trigger_kwargs(trigger))
+        lease = self._hold(checkpoint_location)
+        try:
+            self._identity.use_checkpoint(checkpoint_location)
+            clear_unstarted_offsets(checkpoint_location)
+            writer = stream_df.writeStream.foreachBatch(self).option(
+                "checkpointLocation", checkpoint_location
+            )
+            if query_name:
+                writer = writer.queryName(query_name)
+            if trigger:
+                writer = writer.trigger(**trigger_kwargs(trigger))
+            query = self._start_query(writer, stream_df.sparkSession, scheduler_pool)
+        except BaseException:
+            if lease is not None:
+                lease.release()
+            raise
+        if lease is not None:
+            release_when_stopped(lease, query)
+        return query
+
+    def _hold(self, checkpoint_location: str) -> CheckpointLease | None:
+        """The checkpoint's lease (:mod:`~streaming_dq.sink.lease`), before the query starts; none for a local
+        checkpoint under Spark Connect (the path is the server's). A job that holds it already (the CLI takes
+        it before Spark starts) counts once more.
+
+        Raises:
+            CheckpointInUseError: another job holds it.
+        """
+        from pyspark.sql.utils import is_remote
+
+        if is_remote() and local_path(checkpoint_location) is not None:
+            return None
+        pass_target = self.targets.get("pass")
+        options = pass_target.storage_options if pass_target is not None else {}
+        self._lease = hold_checkpoint(checkpoint_location, options)
+        return self._lease
+
+    @staticmethod
+    def _start_query(
+        writer: DataStreamWriter, spark: SparkSession, scheduler_pool: str | None
+    ) -> StreamingQuery:
         if scheduler_pool is None:
             return writer.start()
         # the query's thread takes the local properties of the thread that starts it
-        context = stream_df.sparkSession.sparkContext
+        context = spark.sparkContext
         before = context.getLocalProperty("spark.scheduler.pool")
         context.setLocalProperty("spark.scheduler.pool", scheduler_pool)
         try:
