@@ -248,6 +248,33 @@ def maintain(
     raise typer.Exit(code)
 
 
+@app.command()
+def doctor(
+    config: ConfigArg,
+    repair: Annotated[
+        bool, typer.Option("--repair", help="Mend what can be mended (a batch committed twice).")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say what --repair would mend; write nothing.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Audit a gate's tables: a batch committed twice, a batch missing from a table committed before others.
+
+    One line per finding. With --repair, a batch committed twice loses exactly its later commits' files (one
+    new commit per table). Run --repair while the gate is stopped. Exit 0 when nothing is left broken, 1
+    otherwise, 2 on a config error.
+    """
+    from streaming_dq.cli.doctoring import run_doctor
+
+    out = console() if sys.stdout.isatty() else Console(highlight=False, width=400)
+    try:
+        code = run_doctor(config, out, repair=repair, dry_run=dry_run, as_json=as_json)
+    except ConfigError as exc:
+        raise fail_config(problems_of(exc), as_json=as_json) from None
+    raise typer.Exit(code)
+
+
 # --- release ------------------------------------------------------------------------------------------------
 
 

@@ -94,7 +94,8 @@ def run(
     --close-windows a drained run ends by judging the windows still open (a backfill's last day), once.
     Several configs (or a folder of them) run on one SparkSession, each gate in a fair-scheduler pool of its
     own, with one /metrics endpoint; a failed gate does not stop the others unless --stop-all-on-failure.
-    Exit 0, 1 if a stream failed (the last lines name the gate), 2 on a config error or a taken metrics port.
+    Exit 0, 1 if a stream failed (the last lines name the gate), 2 on a config error, a taken metrics port, or a
+    checkpoint another job holds (nothing written).
     """
     from streaming_dq.config.fields import Trigger
     from streaming_dq.config.loader import load_gate_config
@@ -105,6 +106,7 @@ def run(
         MissingReferenceDatasetError,
     )
     from streaming_dq.runtime.fleet import GateFleet
+    from streaming_dq.sink.lease import CheckpointInUseError
 
     out, err = console(), console(stderr=True)
     try:
@@ -155,9 +157,16 @@ def run(
     spark = loaded[0].spark
     where = f"Spark Connect at {spark.remote}" if spark.remote else f"Spark ({spark.master})"
     streams = f"{len(loaded)} streams" if many else "the stream"
-    out.print(escape(f"starting {where}, then {streams}; the first batch also plans the checks"), style="dim")
     try:
-        totals = fleet.run(timeout=timeout)
+        with fleet.holding_checkpoints():  # a second job on a checkpoint stops here, before Spark starts
+            out.print(
+                escape(f"starting {where}, then {streams}; the first batch also plans the checks"),
+                style="dim",
+            )
+            totals = fleet.run(timeout=timeout)
+    except CheckpointInUseError as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE) from None
     except ConfigError as exc:
         raise fail_config(problems_of(exc), as_json=False) from None
     except (ExporterError, CheckEvaluationError, MissingReferenceDatasetError, JarFetchError) as exc:

@@ -498,7 +498,7 @@ class GateFleet:
                 written).
         """
         self.check_paths()
-        with holding(self._checkpoints()):  # before the metrics port: a second job is told what it is
+        with self.holding_checkpoints():  # before the metrics port: a second job is told what it is
             server = self._start_metrics()
             session, own_session = self._session_for_run()
             previous = self._install_signal_handlers() if self._handle_signals else {}
@@ -513,6 +513,15 @@ class GateFleet:
                 if own_session:
                     session.stop()
         return self.totals
+
+    def holding_checkpoints(self) -> contextlib.AbstractContextManager[object]:
+        """Hold every gate's checkpoint lease while the block runs (:mod:`~streaming_dq.sink.lease`; :meth:`run`
+        holds them too, once more).
+
+        Raises:
+            CheckpointInUseError: another job holds one (none is held then).
+        """
+        return holding(self._checkpoints())
 
     def _checkpoints(self) -> dict[str, dict[str, str]]:
         """The checkpoints whose leases the run holds, with their storage options (under ``spark.remote`` a

@@ -43,7 +43,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from streaming_dq.config.paths import local_path
 from streaming_dq.exceptions import StreamingDQError
-from streaming_dq.tables.storage import mask
+from streaming_dq.tables.objects import object_store
 
 if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
@@ -340,7 +340,7 @@ def read_holder(checkpoint: str, storage_options: Mapping[str, str] | None = Non
             return Holder.from_json((path / LEASE_FILE).read_bytes())
         except FileNotFoundError:
             return None
-    return _read_object(_store(checkpoint, dict(storage_options or {})))[0]
+    return _read_object(object_store(checkpoint, dict(storage_options or {})))[0]
 
 
 def _take(checkpoint: str, options: dict[str, str], ttl: float) -> CheckpointLease:
@@ -386,7 +386,7 @@ def _take_object(checkpoint: str, options: dict[str, str], ttl: float) -> Checkp
     import obstore
     from obstore.exceptions import AlreadyExistsError, PreconditionError
 
-    store = _store(checkpoint, options)
+    store = object_store(checkpoint, options)
     holder = Holder.of_this_process(ttl)
     try:
         result = obstore.put(store, LEASE_FILE, holder.to_json(), mode="create")
@@ -416,34 +416,6 @@ def _read_object(store: Any) -> tuple[Holder | None, str | None]:
     except NotFoundError:
         return None, None
     return Holder.from_json(bytes(got.bytes())), got.meta["e_tag"]
-
-
-def _store(checkpoint: str, options: dict[str, str]) -> Any:
-    """An object store client for the checkpoint's folder, from the storage options in delta-rs's spelling."""
-    from obstore.store import from_url
-
-    config: dict[str, str] = {}
-    client: dict[str, Any] = {}
-    for key, value in options.items():
-        k = key.lower()
-        if k.startswith(("fs.", "spark.")):
-            continue
-        if k in ("aws_allow_http", "allow_http", "azure_allow_http"):
-            client["allow_http"] = value.lower() == "true"
-        elif k == "aws_conditional_put":
-            config["aws_conditional_put"] = value
-        else:
-            config[k] = value
-    scheme, _, rest = checkpoint.partition("://")
-    url = f"s3://{rest}" if scheme.lower() in ("s3", "s3a") else checkpoint
-    if url.startswith("s3://"):
-        config.setdefault("aws_conditional_put", "etag")  # create-if-absent and replace-by-ETag on S3
-    try:
-        return from_url(url.rstrip("/") + "/", config=config, client_options=client)  # type: ignore[call-overload]
-    except Exception as exc:
-        raise StreamingDQError(
-            f"checkpoint {checkpoint}: cannot open its store for the lease: {mask(str(exc), options)}"
-        ) from exc
 
 
 def _now() -> str:

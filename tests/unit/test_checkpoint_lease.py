@@ -129,7 +129,9 @@ def _put_lease(s3: object, key: str, holder: Holder) -> None:
 
 def _foreign(renewed: datetime, ttl: float = 30.0) -> Holder:
     since = (renewed - timedelta(minutes=5)).isoformat(timespec="seconds")
-    return Holder("another-host", 4242, since, renewed.isoformat(timespec="seconds"), "t0k3n", "other-boot", 1, ttl)
+    return Holder(
+        "another-host", 4242, since, renewed.isoformat(timespec="seconds"), "t0k3n", "other-boot", 1, ttl
+    )
 
 
 def test_an_object_store_lease_of_another_host_is_in_use_until_its_ttl_passes(
@@ -150,7 +152,9 @@ def test_an_object_store_lease_of_another_host_is_in_use_until_its_ttl_passes(
         lease.release()
 
 
-def test_an_object_store_lease_renews_and_finds_out_when_it_was_taken_over(s3: object, tmp_path: Path) -> None:
+def test_an_object_store_lease_renews_and_finds_out_when_it_was_taken_over(
+    s3: object, tmp_path: Path
+) -> None:
     location = f"s3://lake/lease-{tmp_path.name}/chk"
     options = s3.storage_options()  # type: ignore[attr-defined]
     lease = hold_checkpoint(location, options, ttl=0.9)
@@ -174,7 +178,9 @@ def test_an_object_store_lease_renews_and_finds_out_when_it_was_taken_over(s3: o
     finally:
         lease.release()
     holder = read_holder(location, options)
-    assert holder is not None and holder.host == "another-host"  # a lost lease is not given back over the taker's
+    assert (
+        holder is not None and holder.host == "another-host"
+    )  # a lost lease is not given back over the taker's
 
 
 def test_a_lease_file_left_by_a_killed_job_on_local_disk_names_it_but_does_not_hold(tmp_path: Path) -> None:
