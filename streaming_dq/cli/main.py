@@ -210,7 +210,12 @@ def maintain(
         ),
     ] = None,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="With --vacuum: only list what it would delete.")
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="With --vacuum: only list what it would delete; write nothing (no compaction, checkpoint, "
+            "roll-up or retention change either).",
+        ),
     ] = False,
     roll_up_after: Annotated[
         str | None,

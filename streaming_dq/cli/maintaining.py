@@ -68,6 +68,8 @@ def policy_for(
         changes["roll_up_after"] = _duration(roll_up_after, "--roll-up-after")
     if log_retention is not None:
         changes["log_retention"] = _duration(log_retention, "--log-retention")
+    if dry_run:  # writes nothing: every step that commits is left out, the vacuum only lists (#42)
+        changes |= {"compact": False, "checkpoint": False, "roll_up_after": None, "log_retention": None}
     return replace(policy, **changes)  # type: ignore[arg-type]
 
 

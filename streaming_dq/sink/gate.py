@@ -536,6 +536,7 @@ class QualityGate:
             "_tables_ready": False,
             "metrics": None,
             "on_batch": None,
+            "_lease": None,  # held and renewed by the client; the tables fence the server's commits
         }
 
     def writer_for(self, spark: SparkSession) -> TableWriter:

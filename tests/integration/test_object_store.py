@@ -101,6 +101,17 @@ def test_a_job_streams_into_tables_on_the_store_and_its_secret_appears_nowhere(
         with urllib.request.urlopen(url, timeout=10) as response:
             exposition = response.read().decode()
         assert "streaming_dq_rows_total{" in exposition and 'gate="orders"' in exposition, exposition[:2000]
+        # the same config again, beside it (#41): refused in one line before Spark (the lease is an object on
+        # the store for Spark's writer, whose checkpoint is there; a local flock for delta-rs's)
+        second = subprocess.run(
+            [str(CLI), "run", str(config)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300
+        )
+        assert second.returncode == 2, second.stdout + second.stderr
+        (line,) = second.stderr.strip().splitlines()
+        where = f"{tables}/checkpoint" if writer == "spark" else str(tmp_path / "data" / "state" / "orders")
+        assert line.startswith(f"error: checkpoint {where} is in use by another job (host "), line
+        assert f"pid {run.pid}, since" in line
+        assert secret not in second.stdout + second.stderr
         interrupt(run, log)
     output = log.read_text(errors="replace")
 

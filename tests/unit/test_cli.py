@@ -388,6 +388,40 @@ def test_maintain_compacts_rolls_up_and_refuses_an_unsafe_vacuum(
     assert runner.invoke(app, ["maintain", str(config), "--dry-run"]).exit_code == 2
 
 
+def test_maintain_dry_run_writes_nothing(tmp_path: Path, no_new_jvm: None) -> None:
+    """#42: `maintain --vacuum 7d --dry-run` compacted the tables (8 -> 1 files, an OPTIMIZE in the history)."""
+    from datetime import UTC, datetime, timedelta
+
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    from streaming_dq.metrics.store import MetricsStore, batch_records
+    from streaming_dq.states import CountState
+    from streaming_dq.tables import AppTransaction, DeltaRsWriter, DeltaTarget
+
+    config = tmp_path / "gate.yaml"
+    config.write_text(MAINTAINED, encoding="utf-8")
+    writer, target = DeltaRsWriter(), DeltaTarget(str(tmp_path / "tables" / "pass"))
+    for b in range(8):
+        writer.append(target, pa.table({"id": [b]}), AppTransaction("orders:q", b))
+    store = MetricsStore(tmp_path / "tables" / "metrics")
+    old = datetime.now(UTC) - timedelta(days=3)
+    for b in range(3):
+        rows = batch_records(gate="orders", app_id="orders:q", batch_id=b, states={("id", 0): {"rows": CountState(1)}},
+                             check_types={"id": "null-check"}, written_at=old + timedelta(minutes=b))  # fmt: skip
+        store.write(rows, "orders:q", b)
+    tables = {role: tmp_path / "tables" / role for role in ("pass", "metrics")}
+    before = {role: DeltaTable(str(path)).version() for role, path in tables.items()}
+    files = len(DeltaTable(str(tables["pass"])).file_uris())
+    dry = CliRunner().invoke(
+        app, ["maintain", str(config), "--vacuum", "7 days", "--dry-run", "--log-retention", "7 days"]
+    )
+    assert dry.exit_code == 0, dry.output
+    assert {role: DeltaTable(str(path)).version() for role, path in tables.items()} == before
+    assert len(DeltaTable(str(tables["pass"])).file_uris()) == files == 8
+    assert "compacted" not in dry.stdout and "would delete 0 files" in dry.stdout
+
+
 ANOMALY = """
 gate: {name: shop, event-time: ts, timezone: UTC}
 source: {format: json, path: landing, schema: "id BIGINT, ts TIMESTAMP"}
