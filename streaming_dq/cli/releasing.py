@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from streaming_dq.config.gate_config import GateConfig
-    from streaming_dq.release import ReleaseReport, ReleaseRequest
+    from streaming_dq.release import Fix, ReleaseReport, ReleaseRequest
     from streaming_dq.release.discard import DiscardReport
 
 
@@ -69,6 +70,7 @@ def run_release(
 
     config = load_gate_config(config_path)
     request = request_of(config.gate.timezone, **selection)  # type: ignore[arg-type]
+    refuse_unknown_selection(config, request.checks, request.fixes)  # before Spark starts
     name = config.gate.name
     session, created = _session(config, "release")
     config = resolve_catalog_tables(config, session)
@@ -101,6 +103,25 @@ def run_release(
     return 0
 
 
+def refuse_unknown_selection(config: GateConfig, checks: Sequence[str], fixes: Sequence[Fix]) -> None:
+    """A ``--check`` the gate does not have, a ``--set`` column its schema lacks: refused with "did you mean"
+    (:func:`~streaming_dq.release.request.refuse_unknown`), before a session starts (#42)."""
+    from streaming_dq.config.fields import ddl_column_names
+    from streaming_dq.engine.plan import MALFORMED_CHECK_ID
+    from streaming_dq.release.request import refuse_unknown
+    from streaming_dq.sink.drift import DRIFT_CHECK_ID
+
+    ids = [c.check_id for c in config.check_set()] + [MALFORMED_CHECK_ID, DRIFT_CHECK_ID]
+    schema = config.source.schema_
+    refuse_unknown(
+        checks,
+        fixes,
+        check_ids=ids,
+        columns=ddl_column_names(schema) if schema else None,
+        source=config.source_file,
+    )
+
+
 def _session(config: GateConfig, what: str) -> tuple[SparkSession, bool]:
     from streaming_dq.runtime.session import config_session
 
@@ -127,6 +148,7 @@ def run_discard(
     except ConfigError as exc:
         raise ConfigError(exc.reason, field_path="--older-than") from None
     config = load_gate_config(config_path)
+    refuse_unknown_selection(config, checks, ())  # before Spark starts
     session, created = _session(config, "discard")
     config = resolve_catalog_tables(config, session)
     try:

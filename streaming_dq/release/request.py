@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["Fix", "ReleaseRequest", "parse_batch_range", "parse_time_range"]
+__all__ = ["Fix", "ReleaseRequest", "parse_batch_range", "parse_time_range", "refuse_unknown"]
 
 _FIX = re.compile(r"^\s*(`[^`]+`|[^=\s]+)\s*=(?!=)\s*(.+?)\s*$", re.S)
 
@@ -251,3 +252,54 @@ def _literal(value: str) -> str:
 def spark_timestamp(t: datetime) -> str:
     """A UTC instant as a Spark SQL timestamp literal."""
     return f"TIMESTAMP'{t.astimezone(ZoneInfo('UTC')).strftime('%Y-%m-%d %H:%M:%S.%f')}Z'"
+
+
+def refuse_unknown(
+    checks: Sequence[str],
+    fixes: Sequence[Fix],
+    *,
+    check_ids: Sequence[str],
+    columns: Sequence[str] | None,
+    source: str | None = None,
+) -> None:
+    """Refuse, before anything is read, a ``--check`` that names no check the gate has and a ``--set`` of a
+    column its schema lacks (``columns`` None: the schema is the source table's, unknown here), each with the
+    nearest names ("did you mean").
+
+    Raises:
+        ConfigError: one problem, or :class:`~streaming_dq.config.errors.ConfigErrors` for several.
+    """
+    from streaming_dq.config.errors import ConfigErrors
+
+    problems = [
+        ConfigError(
+            f"the gate has no check {c!r}{_did_you_mean(c, check_ids, 'check ids')}",
+            source=source,
+            field_path="--check",
+        )
+        for c in checks
+        if c not in check_ids
+    ]
+    if columns is not None:
+        problems += [
+            ConfigError(
+                f"column {f.column!r} is not in the config's source.schema{_did_you_mean(f.column, columns, 'columns')}",
+                source=source,
+                field_path="--set",
+            )
+            for f in fixes
+            if f.column not in columns
+        ]
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise ConfigErrors(problems, source=source)
+
+
+def _did_you_mean(name: str, known: Sequence[str], what: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
+    if close:
+        return ": did you mean " + " or ".join(repr(c) for c in close) + "?"
+    return f" (its {what}: {', '.join(sorted(known))})"

@@ -511,3 +511,40 @@ def test_the_batch_line_of_an_anomaly_verdict_shows_expected_band_score_or_why_i
         reason="not enough history: 1 of 4 windows",
     )  # fmt: skip
     assert anomaly_text(skipped) == "  (not enough history: 1 of 4 windows)"
+
+
+@pytest.mark.parametrize(
+    ("args", "field", "reason"),
+    [
+        (["release", str(ORDERS), "--check", "customer-knwon"], "--check", "did you mean 'customer-known'"),
+        (
+            ["quarantine", "discard", str(ORDERS), "--older-than", "90d", "--check", "customer-knwon"],
+            "--check",
+            "did you mean 'customer-known'",
+        ),
+        (
+            ["release", str(ORDERS), "--check", "nothing-like-it"],
+            "--check",
+            "(its check ids: amount-plausible,",
+        ),
+        (["release", str(ORDERS), "--set", "amout = amount / 100"], "--set", "did you mean 'amount'?"),
+    ],
+)
+def test_release_and_discard_refuse_an_unknown_check_or_column_before_spark(
+    runner: CliRunner, no_new_jvm: None, args: list[str], field: str, reason: str
+) -> None:
+    """#42: `release --check customer-knwon` started Spark, ran 40 s and wrote a real, empty release."""
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert f"orders.yaml: {field}: " in result.stderr and reason in result.stderr, result.stderr
+
+
+def test_release_accepts_the_gate_s_own_reason_ids(no_new_jvm: None) -> None:
+    from streaming_dq.cli.releasing import refuse_unknown_selection
+    from streaming_dq.config.loader import load_gate_config
+    from streaming_dq.release import Fix
+
+    config = load_gate_config(ORDERS)
+    refuse_unknown_selection(
+        config, ["customer-known", "malformed-record", "schema-drift"], [Fix("amount", "1")]
+    )
