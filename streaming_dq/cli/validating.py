@@ -21,7 +21,9 @@ __all__ = ["schema", "validate"]
 def validate(config: ConfigArg, as_json: JsonOption = False) -> None:
     """Check a gate config (or a checks file, ours or DQX's rules) without running Spark.
 
-    Every check is built through the check factory and every profile is parsed. Exit 0 with a one-line
+    Every check is built through the check factory and every profile is parsed, and every path is checked as
+    `run` checks it before Spark starts (sources and references readable, checkpoint and tables writable,
+    object-store buckets reachable, commits safe). Exit 0 with a one-line
     summary, or 2 with one `FILE: FIELD.PATH: reason` line per problem. In a config, `${VAR}` and
     `${VAR:-default}` are environment variables, `${CONFIG_DIR}` is the file's folder, and relative paths
     are read from the file's folder.
@@ -37,6 +39,10 @@ def validate(config: ConfigArg, as_json: JsonOption = False) -> None:
         _validate_checks_file(config, as_json=as_json)
         return
     loaded, problems = inspect_gate_config(config)
+    if loaded is not None and not problems and loaded.spark.remote is None:
+        from streaming_dq.config.paths import path_problems
+
+        problems = path_problems(loaded)  # what `run` refuses before Spark: the same check (#42)
     if problems or loaded is None:
         raise fail_config(problems, as_json=as_json)
     from streaming_dq.checks.unknown_fields import UnknownFieldsCheck

@@ -42,9 +42,16 @@ def test_the_readme_quickstart_runs_as_written(tmp_path: Path) -> None:
 
 
 def test_the_readme_yaml_commands_run(tmp_path: Path) -> None:
+    """generate, then validate (which checks the landing folder exists, as `run` does), on a copy of the job."""
+    import shutil
+
     exe = Path(sys.executable).parent / "streaming-dq"
-    done = subprocess.run(
-        [str(exe), "validate", str(REPO / "jobs" / "orders" / "orders.yaml")], capture_output=True, text=True
-    )
+    job = tmp_path / "orders"
+    shutil.copytree(REPO / "jobs" / "orders", job)
+    config = job / "orders.yaml"
+    missing = subprocess.run([str(exe), "validate", str(config)], capture_output=True, text=True)
+    assert missing.returncode == 2 and "source.path: the source folder" in missing.stderr, missing.stderr
+    subprocess.run([sys.executable, str(job / "generate.py")], check=True, capture_output=True, cwd=job)
+    done = subprocess.run([str(exe), "validate", str(config)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("ok: gate 'orders'")

@@ -17,6 +17,27 @@ from streaming_dq.cli.main import app
 REPO = Path(__file__).resolve().parents[2]
 ORDERS = REPO / "jobs" / "orders" / "orders.yaml"
 SENSORS = REPO / "jobs" / "sensors" / "sensors.yaml"
+
+
+def ready(config: Path, tmp_path: Path) -> Path:
+    """A copy of a shipped job's folder whose source folder and reference files exist (`validate` checks the
+    paths as `run` does, #42; a fresh clone has no generated data)."""
+    import shutil
+
+    from streaming_dq.config.loader import load_gate_config
+
+    job = tmp_path / config.parent.name
+    shutil.copytree(config.parent, job)
+    copy = job / config.name
+    loaded = load_gate_config(copy)
+    if loaded.source.path is not None:
+        Path(loaded.source.path).mkdir(parents=True, exist_ok=True)
+    for reference in loaded.reference_datasets.values():
+        Path(reference.path).parent.mkdir(parents=True, exist_ok=True)
+        Path(reference.path).touch()
+    return copy
+
+
 CLI = Path(sys.executable).parent / "streaming-dq"
 
 BAD = """\
@@ -57,8 +78,8 @@ def no_new_jvm() -> Iterator[None]:
     assert (SparkContext._active_spark_context, SparkContext._gateway) == before
 
 
-def test_validate_prints_a_one_line_summary(runner: CliRunner, no_new_jvm: None) -> None:
-    result = runner.invoke(app, ["validate", str(ORDERS)])
+def test_validate_prints_a_one_line_summary(runner: CliRunner, no_new_jvm: None, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["validate", str(ready(ORDERS, tmp_path))])
     assert result.exit_code == 0, result.output
     assert (
         result.stdout
@@ -67,13 +88,14 @@ def test_validate_prints_a_one_line_summary(runner: CliRunner, no_new_jvm: None)
     assert result.stderr == ""
 
 
-def test_validate_json(runner: CliRunner) -> None:
-    result = runner.invoke(app, ["validate", "--json", str(SENSORS)])
+def test_validate_json(runner: CliRunner, tmp_path: Path) -> None:
+    sensors = ready(SENSORS, tmp_path)
+    result = runner.invoke(app, ["validate", "--json", str(sensors)])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc == {
         "ok": True,
-        "file": str(SENSORS),
+        "file": str(sensors),
         "gate": "sensors",
         "checks": 10,
         "row_checks": 7,
@@ -118,7 +140,7 @@ def test_validate_a_missing_file_exits_2(runner: CliRunner, tmp_path: Path) -> N
     assert result.stderr == f"{tmp_path / 'absent.yaml'}: no such file\n"
 
 
-def test_the_installed_console_script_validates_without_a_jvm(bad_config: Path) -> None:
+def test_the_installed_console_script_validates_without_a_jvm(bad_config: Path, tmp_path: Path) -> None:
     # A JVM cannot start with these settings: validate must not need one.
     env = {
         **os.environ,
@@ -127,7 +149,11 @@ def test_the_installed_console_script_validates_without_a_jvm(bad_config: Path) 
         "PATH": os.path.dirname(sys.executable),
     }
     ok = subprocess.run(
-        [str(CLI), "validate", str(ORDERS)], capture_output=True, text=True, env=env, timeout=120
+        [str(CLI), "validate", str(ready(ORDERS, tmp_path))],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert (ok.returncode, ok.stdout, ok.stderr) == (
         0,
@@ -266,6 +292,12 @@ def test_validate_refuses_a_numeric_check_on_a_string_column(runner: CliRunner, 
         "(source.schema)\n"
     )
     config.write_text(JOB.replace("amount STRING", "amount DECIMAL(10,2)"), encoding="utf-8")
+    missing = runner.invoke(app, ["validate", str(config)])
+    assert missing.exit_code == 2  # as `run` refuses it (#42): the source folder is not there
+    assert (
+        missing.stderr == f"{config}: source.path: the source folder {tmp_path / 'landing'} does not exist\n"
+    )
+    (tmp_path / "landing").mkdir()
     assert runner.invoke(app, ["validate", str(config)]).exit_code == 0
 
 
@@ -547,4 +579,18 @@ def test_release_accepts_the_gate_s_own_reason_ids(no_new_jvm: None) -> None:
     config = load_gate_config(ORDERS)
     refuse_unknown_selection(
         config, ["customer-known", "malformed-record", "schema-drift"], [Fix("amount", "1")]
+    )
+
+
+def test_validate_refuses_a_missing_reference_as_run_does(
+    runner: CliRunner, tmp_path: Path, no_new_jvm: None
+) -> None:
+    """#42: `validate` passed a config whose reference file does not exist; `run` refused it 2 s later."""
+    config = ready(ORDERS, tmp_path)
+    reference = tmp_path / "orders" / "data" / "reference" / "customers.csv"
+    reference.unlink()
+    result = runner.invoke(app, ["validate", str(config)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"{config}: reference-datasets.customers.path: the reference data {reference} does not exist\n"
     )

@@ -104,6 +104,7 @@ def test_validate_reports_a_dqx_checks_file_and_its_notes(tmp_path: Path) -> Non
 
 
 def test_a_gate_config_takes_dqx_rules_with_dialect_dqx(tmp_path: Path) -> None:
+    (tmp_path / "landing").mkdir()  # validate checks the source folder, as run does
     config = tmp_path / "gate.yaml"
     config.write_text(
         "gate: {name: orders}\n"
@@ -152,6 +153,7 @@ GATE_WITH_SCHEMA = (
 def test_count_of_star_and_count_if_predicates_load_against_a_declared_schema(tmp_path: Path) -> None:
     """DQX's count examples use ``column: '*'``, and so does docs/checks.md: neither is a column of the
     schema, and neither is a count-if predicate (#27); a misspelt real column is still refused."""
+    (tmp_path / "landing").mkdir()  # validate checks the source folder, as run does
     config = tmp_path / "gate.yaml"
     config.write_text(
         GATE_WITH_SCHEMA + "checks:\n"
