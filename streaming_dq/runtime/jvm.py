@@ -56,6 +56,24 @@ __all__ = [
 
 BundleName = Literal["delta", "kafka", "avro", "kafka-broker", "s3"]
 BUNDLES: tuple[BundleName, ...] = ("delta", "kafka", "avro", "kafka-broker", "s3")
+#: What a bundle needs fetched before it (the S3 LogStore compiles against the delta bundle's delta-storage).
+NEEDS: dict[BundleName, tuple[BundleName, ...]] = {"s3": ("delta",)}
+
+
+def with_needs(names: Sequence[BundleName]) -> list[BundleName]:
+    """``names`` with what each needs, each once, a bundle after what it needs (any order given works).
+
+    Example:
+        >>> with_needs(["s3"]), with_needs(["s3", "delta"]), with_needs(["kafka", "s3"])
+        (['delta', 's3'], ['delta', 's3'], ['kafka', 'delta', 's3'])
+    """
+    out: list[BundleName] = []
+    for name in names:
+        for needed in (*NEEDS.get(name, ()), name):
+            if needed not in out:
+                out.append(needed)
+    return out
+
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
@@ -438,7 +456,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 listed.append(str(log_store_jar(args.home)))
             print(",".join(listed))
             return 0
-        for name in args.bundles:
+        for name in with_needs(args.bundles):
             jars = fetch(name, home=args.home, keep_spark_duplicates=name == "kafka-broker")
             print(f"{name}: {len(jars)} JARs in {jars[0].parent if jars else args.home}")
             if name == "s3":  # Delta's commits through S3A as conditional writes: compiled here, from source

@@ -103,3 +103,20 @@ def test_the_s3_log_store_is_compiled_from_its_source_once_per_version(tmp_path)
     empty.mkdir()
     with pytest.raises(JarFetchError, match="fetch the delta bundle first"):
         log_store_jar(empty)
+
+
+@pytest.mark.parametrize("order", [["s3"], ["s3", "delta"]])
+def test_fetch_s3_on_its_own_fetches_what_it_needs_first(tmp_path: Path, order: list[str]) -> None:
+    """#42: `python -m streaming_dq.runtime.jvm fetch s3`, the one command docs/deploy.md gives for S3A, failed
+    on its own ('fetch the delta bundle first'), and so did `fetch s3 delta`."""
+    done = subprocess.run(
+        [sys.executable, "-m", "streaming_dq.runtime.jvm", "fetch", *order, "--home", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("delta: ") and lines[1].startswith("s3: ")
+    assert "the S3 LogStore in" in lines[2]
+    assert (tmp_path / "delta" / "manifest.json").exists() and (tmp_path / "s3" / "manifest.json").exists()
