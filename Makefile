@@ -10,10 +10,18 @@ JARS    = $(foreach b,$(BUNDLES),$(STREAMING_DQ_JARS)/$(b)/manifest.json)
 
 .PHONY: demo demo-kafka test test-fast install jars lint typecheck imports promtool prometheus-bin bench bench-quick clean
 
-$(STAMP): pyproject.toml
+PIP_EDITABLE = $(PY) -m pip install --quiet -e
+
+# The demo needs the package alone; the tests also their tools, delta-spark and the Kafka producer (#42).
+DEMO_STAMP = $(VENV)/.installed-demo
+$(DEMO_STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,cluster,kafka]'
+	$(PIP_EDITABLE) .
+	@touch $(DEMO_STAMP)
+
+$(STAMP): pyproject.toml $(DEMO_STAMP)
+	$(PIP_EDITABLE) '.[test,cluster,kafka]'
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -37,7 +45,7 @@ prometheus-bin:
 	  { (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null; }
 	@-systemctl stop prometheus >/dev/null 2>&1 || true
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(VENV)/bin/streaming-dq demo
 
 # The Kafka job end to end: a local Kafka broker (KRaft, JARs from Maven Central), faulty messages, the gate.
