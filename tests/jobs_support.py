@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -101,3 +102,14 @@ def interrupt(run: subprocess.Popen[bytes], log: Path) -> None:
     """Ctrl-C the job: it ends cleanly between batches, exit code 130."""
     run.send_signal(signal.SIGINT)
     assert run.wait(timeout=120) == 130, log.read_text()
+
+
+def txn_counts(table: Path) -> Counter[tuple[str, int]]:
+    """How often each ``(app id, version)`` appears in a local table's Delta log (every commit file read)."""
+    found: Counter[tuple[str, int]] = Counter()
+    for commit in sorted((table / "_delta_log").glob("*.json")):
+        for line in commit.read_text().splitlines():
+            action = json.loads(line) if line.strip() else {}
+            if "txn" in action:
+                found[(action["txn"]["appId"], int(action["txn"]["version"]))] += 1
+    return found

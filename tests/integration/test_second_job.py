@@ -8,31 +8,19 @@ jobs wrote batch 3 (268 rows twice in the pass table).
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 import pytest
-from jobs_support import CLI, background_run, interrupt, make_orders_job, order_ids
+from jobs_support import CLI, background_run, interrupt, make_orders_job, order_ids, txn_counts
 from typer.testing import CliRunner
 
 from streaming_dq.cli.main import app
 
 pytestmark = pytest.mark.integration
-
-
-def txn_counts(table: Path) -> Counter[tuple[str, int]]:
-    found: Counter[tuple[str, int]] = Counter()
-    for commit in sorted((table / "_delta_log").glob("*.json")):
-        for line in commit.read_text().splitlines():
-            action = json.loads(line) if line.strip() else {}
-            if "txn" in action:
-                found[(action["txn"]["appId"], int(action["txn"]["version"]))] += 1
-    return found
 
 
 def test_a_second_job_on_the_checkpoint_stops_in_one_line_and_every_row_lands_once(

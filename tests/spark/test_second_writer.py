@@ -3,7 +3,6 @@ repair read back by Spark's Delta reader."""
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import Counter
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
+from jobs_support import txn_counts
 
 from streaming_dq.exceptions import TransactionTakenError
 from streaming_dq.maintenance import doctor
@@ -20,16 +20,6 @@ from streaming_dq.tables.spark import SparkDeltaWriter
 
 pytestmark = pytest.mark.spark
 APP = "orders:q-spark"
-
-
-def txns(path: Path) -> Counter[tuple[str, int]]:
-    found: Counter[tuple[str, int]] = Counter()
-    for commit in sorted((path / "_delta_log").glob("*.json")):
-        for line in commit.read_text().splitlines():
-            action = json.loads(line) if line.strip() else {}
-            if "txn" in action:
-                found[(action["txn"]["appId"], int(action["txn"]["version"]))] += 1
-    return found
 
 
 def test_spark_and_delta_rs_racing_on_every_version_commit_each_once(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -61,7 +51,7 @@ def test_spark_and_delta_rs_racing_on_every_version_commit_each_once(spark, tmp_
             t.start()
         for t in threads:
             t.join()
-    assert txns(tmp_path / "pass") == Counter({(APP, v): 1 for v in range(versions)})
+    assert txn_counts(tmp_path / "pass") == Counter({(APP, v): 1 for v in range(versions)})
     assert spark.read.format("delta").load(str(tmp_path / "pass")).count() == versions * 3
     assert sum(outcomes.values()) == 2 * versions  # each either committed, skipped (Spark) or refused
 
