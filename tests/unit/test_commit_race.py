@@ -165,25 +165,7 @@ def test_two_writers_racing_on_replace_rows_commit_each_once(target: DeltaTarget
         writer.replace_rows(target, rows(who, txn.version), f"order_id >= {low} AND order_id <= {high}", txn)
         return True
 
-    outcomes: list[tuple[int, str]] = []
-    writers = {"a": DeltaRsWriter(), "b": DeltaRsWriter()}
-    for version in range(versions):
-        barrier = threading.Barrier(2)
-        txn = AppTransaction(APP, version)
-
-        def one(who: str, txn: AppTransaction = txn, barrier: threading.Barrier = barrier) -> None:
-            barrier.wait()
-            try:
-                commit(writers[who], who, txn)
-                outcomes.append((txn.version, "committed"))
-            except TransactionTakenError:
-                outcomes.append((txn.version, "taken"))
-
-        threads = [threading.Thread(target=one, args=(who,)) for who in writers]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+    outcomes = _race(target, versions, commit)  # the table exists: its create is a no-op
     counts = txn_counts(target)
     del counts[("gate", 0)]
     assert counts == Counter({(APP, v): 1 for v in range(versions)})
