@@ -18,6 +18,7 @@ __all__ = [
     "EXIT_USAGE",
     "ConfigArg",
     "JsonOption",
+    "QuietOption",
     "console",
     "count",
     "fail_config",
@@ -32,6 +33,10 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT; a SIGTERM stop exits 143
 ConfigArg = Annotated[Path, typer.Argument(help="The gate config file (YAML).", show_default=False)]
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print a JSON document for machines instead of text.", metavar="")
+]
+
+QuietOption = Annotated[
+    bool, typer.Option("--quiet", "-q", help="No progress lines on stderr (Spark start, chunks, tables).")
 ]
 
 

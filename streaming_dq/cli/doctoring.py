@@ -13,30 +13,31 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from streaming_dq.cli.sessions import Progress
+
 EXIT_HEALTHY, EXIT_FINDINGS = 0, 1
 
 
-def run_doctor(config_path: Path, out: Console, *, repair: bool, dry_run: bool, as_json: bool) -> int:
+def run_doctor(
+    config_path: Path, out: Console, *, repair: bool, dry_run: bool, as_json: bool, progress: Progress
+) -> int:
     """Audit (and with ``repair``, mend) the tables of the gate in ``config_path``; print one line per finding;
     the exit code: 0 when nothing is left broken, 1 otherwise.
 
     Raises:
         ConfigError: the config is invalid.
     """
-    from streaming_dq.cli.maintaining import _writer
+    from streaming_dq.cli.sessions import opened_gate
     from streaming_dq.config.loader import load_gate_config
     from streaming_dq.maintenance import doctor
 
     config = load_gate_config(config_path)
-    _, started, config = _writer(config)  # catalog names looked up as `run` does
-    try:
-        targets = config.tables()
-        findings = doctor.examine(targets)
-        if repair or dry_run:
-            findings = doctor.repair(targets, findings, dry_run=dry_run or not repair)
-    finally:
-        if started is not None:
-            started.stop()  # type: ignore[attr-defined]
+    with opened_gate(config, "doctor", progress=progress) as opened:  # catalog names looked up as `run` does
+        config = opened.config
+    targets = config.tables()
+    findings = doctor.examine(targets)
+    if repair or dry_run:
+        findings = doctor.repair(targets, findings, dry_run=dry_run or not repair)
     left = [f for f in findings if not f.repaired]
     if as_json:
         out.print_json(json.dumps({"gate": config.gate.name, "findings": [f.as_json() for f in findings]}))

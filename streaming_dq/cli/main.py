@@ -21,11 +21,13 @@ from streaming_dq.cli.common import (
     EXIT_USAGE,
     ConfigArg,
     JsonOption,
+    QuietOption,
     console,
     count,
     fail_config,
     problems_of,
 )
+from streaming_dq.cli.sessions import Progress
 from streaming_dq.exceptions import ConfigError
 
 if TYPE_CHECKING:
@@ -172,6 +174,7 @@ def metrics(
     ] = None,
     check_id: Annotated[str | None, typer.Option("--check", help="Only this check id.")] = None,
     as_json: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Show a gate's accumulated metrics from its metrics table (no Spark).
 
@@ -182,7 +185,7 @@ def metrics(
     from streaming_dq.cli.metrics_view import load_lines, print_lines
 
     try:
-        view = load_lines(config, window=window, check=check_id)
+        view = load_lines(config, window=window, check=check_id, progress=Progress(quiet))
     except ConfigError as exc:
         raise fail_config(problems_of(exc), as_json=as_json) from None
     out = console() if sys.stdout.isatty() else Console(highlight=False, width=400)
@@ -233,6 +236,7 @@ def maintain(
         ),
     ] = None,
     as_json: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Compact, checkpoint, vacuum and roll up a gate's tables now; one line per table.
 
@@ -245,7 +249,7 @@ def maintain(
     out = console() if sys.stdout.isatty() else Console(highlight=False, width=400)
     try:
         code = run_maintain(
-            config, out, as_json=as_json, compact=compact, checkpoint=checkpoint, vacuum=vacuum,
+            config, out, as_json=as_json, progress=Progress(quiet), compact=compact, checkpoint=checkpoint, vacuum=vacuum,
             dry_run=dry_run, roll_up_after=roll_up_after, log_retention=log_retention,
         )  # fmt: skip
     except ConfigError as exc:
@@ -263,6 +267,7 @@ def doctor(
         bool, typer.Option("--dry-run", help="Say what --repair would mend; write nothing.")
     ] = False,
     as_json: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Audit a gate's tables: a batch committed twice, a batch missing from a table committed before others.
 
@@ -274,9 +279,48 @@ def doctor(
 
     out = console() if sys.stdout.isatty() else Console(highlight=False, width=400)
     try:
-        code = run_doctor(config, out, repair=repair, dry_run=dry_run, as_json=as_json)
+        code = run_doctor(
+            config, out, repair=repair, dry_run=dry_run, as_json=as_json, progress=Progress(quiet)
+        )
     except ConfigError as exc:
         raise fail_config(problems_of(exc), as_json=as_json) from None
+    raise typer.Exit(code)
+
+
+@app.command()
+def sql(
+    config: ConfigArg,
+    statement: Annotated[
+        str,
+        typer.Argument(
+            help="One Spark SQL statement; {pass}, {quarantine}, {results} and {metrics} stand for the gate's "
+            "tables.",
+            show_default=False,
+        ),
+    ],
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Print at most N rows.", metavar="N")] = 100,
+    as_json: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Run one SQL statement in the gate's own Spark session: its catalog and metastore, Delta, its stores.
+
+    For `CREATE SCHEMA sales` before a gate writes catalog tables, and for audits such as
+    `SELECT _dq_batch_id, count(*) FROM {quarantine} GROUP BY 1`. Exit 0, 2 on a config error or a statement
+    Spark refuses.
+    """
+    from pyspark.errors import PySparkException
+
+    from streaming_dq.cli.querying import run_sql
+
+    out = console() if sys.stdout.isatty() else Console(highlight=False, width=400)
+    try:
+        code = run_sql(config, statement, out, as_json=as_json, limit=limit, progress=Progress(quiet))
+    except ConfigError as exc:
+        raise fail_config(problems_of(exc), as_json=as_json) from None
+    except PySparkException as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        console(stderr=True).print(f"[red]error:[/] {escape(first)}", soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE) from None
     raise typer.Exit(code)
 
 
@@ -331,6 +375,7 @@ def release(
         bool, typer.Option("--dry-run", help="Count per check what would be released; write nothing.")
     ] = False,
     as_json: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Judge quarantined rows again with the gate's current checks and release those that pass, exactly once.
 
@@ -345,7 +390,8 @@ def release(
     out = console() if sys.stdout.isatty() else Console(highlight=False, width=400)
     try:
         code = run_release(
-            config, out, dry_run=dry_run, as_json=as_json, chunk_rows=chunk_rows, checks=check or [],
+            config, out, dry_run=dry_run, as_json=as_json, chunk_rows=chunk_rows, progress=Progress(quiet),
+            checks=check or [],
             batches=batches, event_time=event_time, where=where, sets=set_ or [], note=note,
         )  # fmt: skip
     except ConfigError as exc:
@@ -379,6 +425,7 @@ def discard(
     ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Count per check; delete nothing.")] = False,
     as_json: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Delete old quarantined rows for good (raw bad data often has a retention limit), recorded in the results
     table.
@@ -393,8 +440,9 @@ def discard(
     out = console() if sys.stdout.isatty() else Console(highlight=False, width=400)
     try:
         code = run_discard(
-            config, out, older_than=older_than, checks=check or [], dry_run=dry_run, as_json=as_json
-        )
+            config, out, older_than=older_than, checks=check or [], dry_run=dry_run, as_json=as_json,
+            progress=Progress(quiet),
+        )  # fmt: skip
     except ConfigError as exc:
         raise fail_config(problems_of(exc), as_json=as_json) from None
     except KeyboardInterrupt:

@@ -22,10 +22,10 @@ from rich.markup import escape
 from streaming_dq.exceptions import ConfigError
 
 if TYPE_CHECKING:
+    from streaming_dq.cli.sessions import Progress
     from streaming_dq.config.gate_config import GateConfig
     from streaming_dq.core.outcome import MaintenanceReport
     from streaming_dq.maintenance import MaintenancePolicy
-    from streaming_dq.tables import TableWriter
 
 
 def _duration(text: str, option: str) -> timedelta:
@@ -73,47 +73,35 @@ def policy_for(
     return replace(policy, **changes)  # type: ignore[arg-type]
 
 
-def _writer(config: GateConfig) -> tuple[TableWriter, object | None, GateConfig]:
-    """The writer that maintains the tables, the session it started (None: none, or one already up), and
-    the config with its catalog table names looked up (which takes a session even for delta-rs)."""
-    from streaming_dq.config.catalog import resolve_catalog_tables
-    from streaming_dq.runtime.session import config_session
-    from streaming_dq.tables import DeltaRsWriter, SparkDeltaWriter
-
+def uses_spark_writer(config: GateConfig) -> bool:
+    """Whether the gate's tables are written (so maintained) by Spark's Delta writer."""
     writer = config.targets.writer
-    spark_writer = writer == "spark" or (writer == "auto" and not config.spark.master.startswith("local"))
-    if not spark_writer and not config.catalog_pending:
-        return DeltaRsWriter(), None, config
-    session, created = config_session(
-        config,
-        app_name=f"streaming-dq-maintain-{config.gate.name}",
-        writer="spark" if spark_writer else config.targets.writer,
-    )
-    started = session if created else None  # a session we did not start stays up
-    try:
-        config = resolve_catalog_tables(config, session)
-    except BaseException:
-        if started is not None:
-            session.stop()
-        raise
-    return (SparkDeltaWriter(session) if spark_writer else DeltaRsWriter()), started, config
+    return writer == "spark" or (writer == "auto" and not config.spark.master.startswith("local"))
 
 
-def run_maintain(config_path: Path, console: Console, *, as_json: bool, **overrides: object) -> int:
+def run_maintain(
+    config_path: Path, console: Console, *, as_json: bool, progress: Progress, **overrides: object
+) -> int:
     """Maintain the tables of the gate in ``config_path``; print one line per table; the exit code.
 
     Raises:
         ConfigError: the config or an override is invalid, or a vacuum retention is below a table's safe
             minimum.
     """
+    from streaming_dq.cli.sessions import opened_gate
     from streaming_dq.config.loader import load_gate_config
     from streaming_dq.maintenance import maintain
     from streaming_dq.metrics.store import MetricsStore
+    from streaming_dq.tables import DeltaRsWriter, SparkDeltaWriter
 
     config = load_gate_config(config_path)
     policy = policy_for(config, **overrides)  # type: ignore[arg-type]
-    writer, session, config = _writer(config)
-    try:
+    on_spark = uses_spark_writer(config)
+    with opened_gate(
+        config, "maintain", spark=on_spark, writer="spark" if on_spark else None, progress=progress
+    ) as opened:
+        config = opened.config
+        writer = SparkDeltaWriter(opened.require_session()) if on_spark else DeltaRsWriter()
         targets, missing = {}, []
         for role, target in config.tables().items():
             if writer.table_schema(target) is None:
@@ -129,12 +117,17 @@ def run_maintain(config_path: Path, console: Console, *, as_json: bool, **overri
             )
             metrics = (store, config.gate.name)
         try:
-            report = maintain(writer, targets, policy, metrics=metrics)
+            report = maintain(
+                writer,
+                targets,
+                policy,
+                metrics=metrics,
+                on_table=lambda role, done: progress.say(
+                    f"{config.gate.name}: {role} maintained ({done.seconds:.1f} s)"
+                ),
+            )
         except ConfigError as exc:
             raise ConfigError(exc.reason, source=str(config_path), field_path=exc.field_path) from None
-    finally:
-        if session is not None:
-            session.stop()  # type: ignore[attr-defined]
     _print(report, missing, console, as_json=as_json, writer=writer.name)
     return 1 if report.failed else 0
 

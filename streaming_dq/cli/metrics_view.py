@@ -1,4 +1,5 @@
-"""``streaming-dq metrics``: the accumulated metrics of a gate, read from its metrics table (no Spark).
+"""``streaming-dq metrics``: the accumulated metrics of a gate, read from its metrics table (no Spark unless
+catalog table names must be looked up).
 
 Window starts are shown in the gate's time zone (a day window as the local day it covers, ``Mon
 2025-12-22``), never cut: a cell that does not fit wraps, and output to a pipe is as wide as it needs.
@@ -18,6 +19,7 @@ from zoneinfo import ZoneInfo
 from rich.console import Console
 from rich.table import Table
 
+from streaming_dq.cli.sessions import Progress
 from streaming_dq.core.suggest import did_you_mean
 from streaming_dq.exceptions import ConfigError
 
@@ -53,8 +55,11 @@ def _window_of(config: Path, window: str, windows: dict[str, Any]) -> str:
     )
 
 
-def load_lines(config: Path, *, window: str | None, check: str | None) -> MetricsView:
-    """The lines to print (see :func:`streaming_dq.metrics.store.metrics_table`).
+def load_lines(
+    config: Path, *, window: str | None, check: str | None, progress: Progress | None = None
+) -> MetricsView:
+    """The lines to print (see :func:`streaming_dq.metrics.store.metrics_table`); no Spark unless the config
+    names catalog tables.
 
     Raises:
         ConfigError: the config is invalid, has no ``targets.metrics`` or the table does not exist yet, or
@@ -62,6 +67,7 @@ def load_lines(config: Path, *, window: str | None, check: str | None) -> Metric
     """
     from deltalake import DeltaTable
 
+    from streaming_dq.cli.sessions import opened_gate
     from streaming_dq.config.loader import load_gate_config
     from streaming_dq.core.scope import parse_window
     from streaming_dq.metrics.store import metrics_table
@@ -76,9 +82,13 @@ def load_lines(config: Path, *, window: str | None, check: str | None) -> Metric
     windows = {window_size: parse_window(window_size) for window_size in scopes}
     if window is not None:
         window = _window_of(config, window, windows)
-    path = loaded.targets.metrics
-    if not path:
+    if not loaded.targets.metrics:
         raise ConfigError("no metrics table configured", source=str(config), field_path="targets.metrics")
+    with opened_gate(
+        loaded, "metrics", progress=progress
+    ) as opened:  # catalog names answered as `run` answers them (#42)
+        loaded = opened.config
+    path = loaded.table("metrics").uri
     table = loaded.table("metrics")
     if not DeltaTable.is_deltatable(path, storage_options=delta_rs_options(table.storage_options)):
         raise ConfigError(

@@ -17,8 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
+    from streaming_dq.cli.sessions import Progress
     from streaming_dq.config.gate_config import GateConfig
     from streaming_dq.release import Fix, ReleaseReport, ReleaseRequest
     from streaming_dq.release.discard import DiscardReport
@@ -54,6 +53,7 @@ def run_release(
     dry_run: bool,
     as_json: bool,
     chunk_rows: int,
+    progress: Progress,
     **selection: object,
 ) -> int:
     """Release the quarantined rows of the gate in ``config_path``; print what happened; the exit code (0).
@@ -61,7 +61,7 @@ def run_release(
     Raises:
         ConfigError: The config or an option is invalid, or another release of the gate did not finish.
     """
-    from streaming_dq.config.catalog import resolve_catalog_tables
+    from streaming_dq.cli.sessions import opened_gate
     from streaming_dq.config.loader import load_gate_config
     from streaming_dq.exceptions import ConfigError
     from streaming_dq.release import release
@@ -72,17 +72,13 @@ def run_release(
     request = request_of(config.gate.timezone, **selection)  # type: ignore[arg-type]
     refuse_unknown_selection(config, request.checks, request.fixes)  # before Spark starts
     name = config.gate.name
-    session, created = _session(config, "release")
-    config = resolve_catalog_tables(config, session)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
 
-    def progress(done: int, planned: int, counts: dict[str | None, tuple[int, int]]) -> None:
+    def chunk_done(done: int, planned: int, counts: dict[str | None, tuple[int, int]]) -> None:
         released, still = counts.get(None, (0, 0))
-        err.print(
-            escape(f"{name}: chunk {done}/{planned}: {released:,} released, {still:,} still quarantined")
-        )
+        progress.say(f"{name}: chunk {done}/{planned}: {released:,} released, {still:,} still quarantined")
 
-    try:
+    with opened_gate(config, "release", spark=True, progress=progress) as opened:
+        config, session = opened.config, opened.require_session()
         gate = QualityGate.from_config(config)
         try:
             report = release(
@@ -91,14 +87,11 @@ def run_release(
                 request,
                 dry_run=dry_run,
                 chunk_rows=chunk_rows,
-                progress=progress,
+                progress=chunk_done,
                 parser=record_parser(config.source),
             )
         except ConfigError as exc:
             raise ConfigError(exc.reason, source=str(config_path), field_path=exc.field_path) from None
-    finally:
-        if created:
-            session.stop()
     _print(report, request, console, as_json=as_json)
     return 0
 
@@ -122,21 +115,22 @@ def refuse_unknown_selection(config: GateConfig, checks: Sequence[str], fixes: S
     )
 
 
-def _session(config: GateConfig, what: str) -> tuple[SparkSession, bool]:
-    from streaming_dq.runtime.session import config_session
-
-    return config_session(config, app_name=f"streaming-dq-{what}-{config.gate.name}")
-
-
 def run_discard(
-    config_path: Path, console: Console, *, older_than: str, checks: list[str], dry_run: bool, as_json: bool
+    config_path: Path,
+    console: Console,
+    *,
+    older_than: str,
+    checks: list[str],
+    dry_run: bool,
+    as_json: bool,
+    progress: Progress,
 ) -> int:
     """Discard the old quarantined rows of the gate in ``config_path``; print what happened; the exit code (0).
 
     Raises:
         ConfigError: The config or an option is invalid, or another discard of the gate did not finish.
     """
-    from streaming_dq.config.catalog import resolve_catalog_tables
+    from streaming_dq.cli.sessions import opened_gate
     from streaming_dq.config.loader import load_gate_config
     from streaming_dq.core.scope import parse_duration
     from streaming_dq.exceptions import ConfigError
@@ -149,17 +143,12 @@ def run_discard(
         raise ConfigError(exc.reason, field_path="--older-than") from None
     config = load_gate_config(config_path)
     refuse_unknown_selection(config, checks, ())  # before Spark starts
-    session, created = _session(config, "discard")
-    config = resolve_catalog_tables(config, session)
-    try:
-        gate = QualityGate.from_config(config)
+    with opened_gate(config, "discard", spark=True, progress=progress) as opened:
+        gate = QualityGate.from_config(opened.config)
         try:
-            report = discard(gate, session, age, checks=tuple(checks), dry_run=dry_run)
+            report = discard(gate, opened.require_session(), age, checks=tuple(checks), dry_run=dry_run)
         except ConfigError as exc:
             raise ConfigError(exc.reason, source=str(config_path), field_path=exc.field_path) from None
-    finally:
-        if created:
-            session.stop()
     _print_discard(report, console, as_json=as_json)
     return 0
 

@@ -153,8 +153,29 @@ def _resolve_paths(config: GateConfig, base: Path) -> GateConfig:
             "checkpoint": resolve(config.checkpoint),
             "targets": targets,
             "reference_datasets": references,
+            "spark": config.spark.model_copy(update={"conf": _metastore_conf(config.spark.conf, base)}),
         }
     )
+
+
+#: The Spark settings that place the session catalog's warehouse and its embedded (Derby) metastore.
+WAREHOUSE_DIR, METASTORE_URL = "spark.sql.warehouse.dir", "spark.hadoop.javax.jdo.option.ConnectionURL"
+
+
+def _metastore_conf(conf: Mapping[str, Any], base: Path) -> dict[str, Any]:
+    """``spark.conf`` with the warehouse and the embedded metastore of a Hive session catalog placed beside the
+    config, as its other relative paths are: Spark would put them in the current folder, so the same config
+    run from another folder would find an empty catalog (#42). Paths the config gives are resolved the same
+    way; a metastore URL it gives is kept."""
+    resolved = dict(conf)
+    warehouse = resolved.get(WAREHOUSE_DIR)
+    if isinstance(warehouse, str):
+        resolved[WAREHOUSE_DIR] = resolve_path(warehouse, base)
+    if str(resolved.get("spark.sql.catalogImplementation", "")).lower() != "hive":
+        return resolved
+    resolved.setdefault(WAREHOUSE_DIR, str(base / "spark-warehouse"))
+    resolved.setdefault(METASTORE_URL, f"jdbc:derby:;databaseName={base / 'metastore_db'};create=true")
+    return resolved
 
 
 # --- entry points -----------------------------------------------------------------------------------------------

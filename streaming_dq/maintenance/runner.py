@@ -68,6 +68,7 @@ def maintain(
     metrics: tuple[MetricsStore, str] | None = None,
     now: datetime | None = None,
     batch_id: int | None = None,
+    on_table: Callable[[str, TableReport], None] | None = None,
 ) -> MaintenanceReport:
     """Maintain every table in ``targets`` (by role) under ``policy``; one table's failure does not stop the
     others, and is in its report (and logged).
@@ -79,6 +80,7 @@ def maintain(
         metrics: The metrics store and the gate's name, to roll up (role ``metrics``).
         now: The clock for the roll-up cut-off (default: now, UTC).
         batch_id: The batch after which it runs (for logs), None when run by hand.
+        on_table: Told each table's role and report as soon as that table is done (progress lines).
 
     Raises:
         ConfigError: The vacuum retention is below a table's safe minimum (checked for every table first).
@@ -92,10 +94,14 @@ def maintain(
     started, clock = datetime.now(UTC), time.monotonic()
     after = "by hand" if batch_id is None else f"after batch {batch_id}"
     logger.info("maintenance %s: %d table(s)", after, len(targets))
-    reports = [
-        _maintain_one(writer, role, target, policy, metrics if role == "metrics" else None, now or started)
-        for role, target in targets.items()
-    ]
+    reports = []
+    for role, target in targets.items():
+        one = _maintain_one(
+            writer, role, target, policy, metrics if role == "metrics" else None, now or started
+        )
+        reports.append(one)
+        if on_table is not None:
+            on_table(role, one)
     report = MaintenanceReport(started, tuple(reports), time.monotonic() - clock, batch_id)
     for table in report.tables:
         (logger.error if table.error else logger.info)("maintenance: %s", table.line())

@@ -594,3 +594,37 @@ def test_validate_refuses_a_missing_reference_as_run_does(
     assert result.stderr == (
         f"{config}: reference-datasets.customers.path: the reference data {reference} does not exist\n"
     )
+
+
+def test_sql_placeholders_name_the_gate_s_tables_by_catalog_name_or_by_location(tmp_path: Path) -> None:
+    from streaming_dq.cli.querying import with_tables
+    from streaming_dq.config.loader import load_gate_config
+    from streaming_dq.exceptions import ConfigError
+
+    config = load_gate_config(ready(ORDERS, tmp_path))
+    quarantine = config.table("quarantine").uri
+    assert with_tables("SELECT count(*) FROM {quarantine} WHERE x = '{y}'", config) == (
+        f"SELECT count(*) FROM delta.`{quarantine}` WHERE x = '{{y}}'"
+    )
+    named = config.model_copy(
+        update={"targets": config.targets.model_copy(update={"pass_table": "table:sales.orders_pass"})}
+    )
+    assert with_tables("SELECT * FROM {pass}", named) == "SELECT * FROM sales.orders_pass"
+    without = config.model_copy(update={"targets": config.targets.model_copy(update={"metrics": None})})
+    with pytest.raises(ConfigError, match="the gate has no metrics table"):
+        with_tables("SELECT * FROM {metrics}", without)
+
+
+def test_sql_refuses_a_table_the_gate_lacks_before_spark_starts(
+    runner: CliRunner, tmp_path: Path, no_new_jvm: None
+) -> None:
+    bad = tmp_path / "no-results.yaml"
+    bad.write_text(
+        "gate: {name: g}\nsource: {format: json, path: landing, schema: 'a STRING'}\ncheckpoint: state\n"
+        "targets: {pass: p, quarantine: q}\nchecks: [{check: null-check, check-id: a, columns: [a]}]\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "landing").mkdir()
+    result = runner.invoke(app, ["sql", str(bad), "SELECT * FROM {results}"])
+    assert result.exit_code == 2, result.output
+    assert "targets.results: {results}: the gate has no results table" in result.output

@@ -161,6 +161,32 @@ def test_paths_resolve_against_the_config_folder_not_the_working_directory(
     assert config.targets.pass_table == "s3a://bucket/pass"
 
 
+def test_a_hive_catalog_s_warehouse_and_metastore_sit_beside_the_config_not_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#42: the embedded metastore followed the current folder, so the same config run from another folder
+    found an empty catalog."""
+    hive = MINIMAL + "spark:\n  conf: {spark.sql.catalogImplementation: hive}\n"
+    write(tmp_path, hive)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    conf = load_gate_config(Path("..") / "gate.yaml").spark.conf
+    assert conf["spark.sql.warehouse.dir"] == str(tmp_path / "spark-warehouse")
+    assert conf["spark.hadoop.javax.jdo.option.ConnectionURL"] == (
+        f"jdbc:derby:;databaseName={tmp_path / 'metastore_db'};create=true"
+    )
+    # given places are kept (a relative warehouse resolved like every path); no catalog, nothing added
+    given = hive.replace(
+        "hive}", 'hive, spark.sql.warehouse.dir: wh, spark.hadoop.javax.jdo.option.ConnectionURL: "jdbc:x"}'
+    )
+    conf = load_gate_config(write(tmp_path, given, "given.yaml")).spark.conf
+    assert (conf["spark.sql.warehouse.dir"], conf["spark.hadoop.javax.jdo.option.ConnectionURL"]) == (
+        str(tmp_path / "wh"), "jdbc:x",
+    )  # fmt: skip
+    assert load_gate_config(write(tmp_path, MINIMAL, "plain.yaml")).spark.conf == {}
+
+
 def test_resolve_path_keeps_absolute_paths_and_uris_and_expands_home() -> None:
     base = Path("/jobs/orders")
     assert resolve_path("/data/x", base) == "/data/x"
