@@ -10,6 +10,7 @@ import typer
 
 from streaming_dq.config.loader import load_check_file
 from streaming_dq.config.sections import SparkSection
+from streaming_dq.core.modes import FailOn, failing_severities
 from streaming_dq.core.severity import Severity
 from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
 
@@ -51,12 +52,12 @@ def _references(session: SparkSession, config: GateConfig | None) -> dict[str, D
 
 
 def _document(
-    result: BatchValidationResult, fail_levels: list[Severity], examples: list[dict[str, Any]]
+    result: BatchValidationResult, fail_on: FailOn, examples: list[dict[str, Any]]
 ) -> dict[str, Any]:
     summary = result.summary()
     report = result.report()
     return {
-        "ok": _exit_code(result, fail_levels) == EXIT_OK,
+        "ok": _exit_code(result, fail_on) == EXIT_OK,
         "summary": {
             "total_records": summary.total_records,
             "passed_records": summary.passed_records,
@@ -78,10 +79,11 @@ def _document(
     }
 
 
-def _exit_code(result: BatchValidationResult, fail_levels: list[Severity]) -> int:
-    levels = {level.value for level in fail_levels}
+def _exit_code(result: BatchValidationResult, fail_on: FailOn) -> int:
+    """1 when a check failed at a severity ``fail_on`` names (as ``run`` decides), else 0."""
+    levels = failing_severities(fail_on)
     failed = [line for line in result.report().failed if line.severity in levels]
-    return EXIT_FAILED if failed or result.summary().failed_records else EXIT_OK
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def _examples(result: BatchValidationResult, limit: int) -> list[dict[str, Any]]:
@@ -90,7 +92,15 @@ def _examples(result: BatchValidationResult, limit: int) -> list[dict[str, Any]]
     return [row.asDict(recursive=True) for row in result.fail_df().limit(limit).collect()]
 
 
-def run_check(config_path: Path, data: Path, data_format: str, *, as_json: bool, examples: int) -> int:
+def run_check(
+    config_path: Path,
+    data: Path,
+    data_format: str,
+    *,
+    as_json: bool,
+    examples: int,
+    fail_on: FailOn = "critical",
+) -> int:
     """Validate ``data`` with the checks of ``config_path``; print the report; return the exit code.
 
     Raises:
@@ -129,13 +139,13 @@ def run_check(config_path: Path, data: Path, data_format: str, *, as_json: bool,
             return EXIT_USAGE
         shown = _examples(result, examples)
         if as_json:
-            typer.echo(json.dumps(_document(result, fail_levels, shown), indent=2, default=str))
+            typer.echo(json.dumps(_document(result, fail_on, shown), indent=2, default=str))
         else:
             typer.echo(f"{data}: {result.summary()}")
             typer.echo(str(result.report()).rstrip())
             for row in shown:
                 typer.echo(f"failed row: {json.dumps(row, default=str)}")
-        return _exit_code(result, fail_levels)
+        return _exit_code(result, fail_on)
     finally:
         if own_session:
             session.stop()

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from streaming_dq.core.modes import FailOn
 from streaming_dq.exceptions import ConfigError
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "ConfigArg",
+    "FailOnOption",
     "JsonOption",
     "QuietOption",
     "console",
@@ -35,6 +37,14 @@ JsonOption = Annotated[
     bool, typer.Option("--json", help="Print a JSON document for machines instead of text.", metavar="")
 ]
 
+FailOnOption = Annotated[
+    FailOn,
+    typer.Option(
+        "--fail-on",
+        help="Exit 1 when a check of this severity failed: critical, warning (or critical), never.",
+        metavar="critical|warning|never",
+    ),
+]
 QuietOption = Annotated[
     bool, typer.Option("--quiet", "-q", help="No progress lines on stderr (Spark start, chunks, tables).")
 ]

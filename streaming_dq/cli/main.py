@@ -20,6 +20,7 @@ from streaming_dq.cli import running, validating
 from streaming_dq.cli.common import (
     EXIT_USAGE,
     ConfigArg,
+    FailOnOption,
     JsonOption,
     QuietOption,
     console,
@@ -95,17 +96,18 @@ def check(
     data_format: Annotated[DataFormat, typer.Option("--format", help="Format of --data.")] = DataFormat.json,
     as_json: JsonOption = False,
     examples: Annotated[int, typer.Option("--examples", min=0, help="Also print up to N failed rows.")] = 0,
+    fail_on: FailOnOption = "critical",
 ) -> None:
     """Validate a file or table once with the batch engine and print the report.
 
     With a gate config, its fail levels, profiles, event time and reference datasets apply, and json/csv data
-    is read with its source schema and options. Exit 0 when no check at a fail level failed, 1 when one did,
-    2 on a usage or config error.
+    is read with its source schema and options. Exit 0 when no check failed at the `--fail-on` level (default:
+    a critical check), 1 when one did, 2 on a usage or config error.
     """
     from streaming_dq.cli.checking import run_check
 
     try:
-        code = run_check(config, data, data_format.value, as_json=as_json, examples=examples)
+        code = run_check(config, data, data_format.value, as_json=as_json, examples=examples, fail_on=fail_on)
     except ConfigError as exc:
         raise fail_config(problems_of(exc), as_json=as_json) from None
     raise typer.Exit(code)
@@ -376,13 +378,15 @@ def release(
     ] = False,
     as_json: JsonOption = False,
     quiet: QuietOption = False,
+    fail_on: FailOnOption = "critical",
 ) -> None:
     """Judge quarantined rows again with the gate's current checks and release those that pass, exactly once.
 
     Released rows are appended to the pass table and marked in the quarantine table (`_dq_release`); rows
     that still fail stay, with their new reasons. Nothing is deleted. A release interrupted by a crash is
-    finished by running the same command again. Exit 0, 2 on a config or option error (or another release
-    of the gate that did not finish), 130 when interrupted.
+    finished by running the same command again. Exit 0, 1 when rows judged again still fail (unless
+    `--fail-on never`), 2 on a config or option error (or another release of the gate that did not finish),
+    130 when interrupted.
     """
     from streaming_dq.cli.common import EXIT_INTERRUPTED
     from streaming_dq.cli.releasing import run_release
@@ -391,7 +395,7 @@ def release(
     try:
         code = run_release(
             config, out, dry_run=dry_run, as_json=as_json, chunk_rows=chunk_rows, progress=Progress(quiet),
-            checks=check or [],
+            fail_on=fail_on, checks=check or [],
             batches=batches, event_time=event_time, where=where, sets=set_ or [], note=note,
         )  # fmt: skip
     except ConfigError as exc:

@@ -34,9 +34,16 @@ def batch_line(outcome: BatchOutcome) -> str:
         f"{outcome.duration_seconds:6.2f} s",
     ]
     extras = [f"{outcome.rows_malformed:,} malformed"] if outcome.rows_malformed else []
-    failed = [c.check_id for c in outcome.checks if c.status == "failed" and c.check_id != "malformed-record"]
-    if failed:
-        extras.append("failed: " + ", ".join(dict.fromkeys(failed)))
+    failed = [c for c in outcome.checks if c.status == "failed" and c.check_id != "malformed-record"]
+    critical = [c.check_id for c in failed if c.severity != "warning"]
+    row_warnings = [c.check_id for c in failed if c.severity == "warning" and c.kind == "row"]
+    batch_warnings = [c.check_id for c in failed if c.severity == "warning" and c.kind != "row"]
+    if critical:
+        extras.append("failed: " + ", ".join(dict.fromkeys(critical)))
+    if row_warnings:  # the rows counted as warned
+        extras.append("row warnings: " + ", ".join(dict.fromkeys(row_warnings)))
+    if batch_warnings:  # a verdict on the batch: carried by every passed row, not counted as warned rows
+        extras.append("batch warning: " + ", ".join(dict.fromkeys(batch_warnings)))
     if outcome.active_profiles:
         extras.append("profiles: " + ", ".join(outcome.active_profiles))
     line = "  ".join(parts)

@@ -19,6 +19,7 @@ from rich.markup import escape
 if TYPE_CHECKING:
     from streaming_dq.cli.sessions import Progress
     from streaming_dq.config.gate_config import GateConfig
+    from streaming_dq.core.modes import FailOn
     from streaming_dq.release import Fix, ReleaseReport, ReleaseRequest
     from streaming_dq.release.discard import DiscardReport
 
@@ -54,9 +55,12 @@ def run_release(
     as_json: bool,
     chunk_rows: int,
     progress: Progress,
+    fail_on: FailOn = "critical",
     **selection: object,
 ) -> int:
-    """Release the quarantined rows of the gate in ``config_path``; print what happened; the exit code (0).
+    """Release the quarantined rows of the gate in ``config_path``; print what happened; the exit code: 1 when
+    rows judged again still fail (they failed a check at a fail level: critical ones, unless ``fail_on`` is
+    ``never``), else 0.
 
     Raises:
         ConfigError: The config or an option is invalid, or another release of the gate did not finish.
@@ -93,7 +97,7 @@ def run_release(
         except ConfigError as exc:
             raise ConfigError(exc.reason, source=str(config_path), field_path=exc.field_path) from None
     _print(report, request, console, as_json=as_json)
-    return 0
+    return 1 if report.still_quarantined and fail_on != "never" else 0
 
 
 def refuse_unknown_selection(config: GateConfig, checks: Sequence[str], fixes: Sequence[Fix]) -> None:

@@ -13,11 +13,13 @@ from streaming_dq.cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
+    FailOnOption,
     console,
     fail_config,
     problems_of,
 )
 from streaming_dq.cli.progress import batch_line, end_line, start_line, window_lines
+from streaming_dq.core.modes import failing_severities
 from streaming_dq.exceptions import ConfigError
 
 if TYPE_CHECKING:
@@ -86,6 +88,7 @@ def run(
             help="With several gates: a gate whose stream fails stops the others (by default they go on).",
         ),
     ] = False,
+    fail_on: FailOnOption = "critical",
 ) -> None:
     """Run gate jobs: source stream, gate, Delta targets, /metrics when configured.
 
@@ -94,8 +97,9 @@ def run(
     --close-windows a drained run ends by judging the windows still open (a backfill's last day), once.
     Several configs (or a folder of them) run on one SparkSession, each gate in a fair-scheduler pool of its
     own, with one /metrics endpoint; a failed gate does not stop the others unless --stop-all-on-failure.
-    Exit 0, 1 if a stream failed (the last lines name the gate), 2 on a config error, a taken metrics port, or a
-    checkpoint another job holds (nothing written).
+    Exit 0, 1 if a stream failed or a check failed at the `--fail-on` level (default: a critical check; the
+    last lines name the gate and the checks), 2 on a config error, a taken metrics port, or a checkpoint another
+    job holds (nothing written).
     """
     from streaming_dq.config.fields import Trigger
     from streaming_dq.config.loader import load_gate_config
@@ -187,7 +191,15 @@ def run(
     for gate in totals.failed:
         label = f"the stream of gate {gate!r} failed" if many else "the stream failed"
         err.print(f"[red]{escape(label)}:[/] {escape(totals.gates[gate].error or 'unknown error')}")
-    if totals.failed:
+    failing = failing_severities(fail_on)
+    checks = {gate: t.failures_at(failing) for gate, t in totals.gates.items() if t.failures_at(failing)}
+    for gate, ids in checks.items():
+        where = f" of gate {gate!r}" if many else ""
+        err.print(
+            escape(f"exit 1: {fail_on} checks{where} failed: {', '.join(ids)} (--fail-on never to exit 0)"),
+            soft_wrap=True,
+        )
+    if totals.failed or checks:
         raise typer.Exit(EXIT_FAILED)
 
 

@@ -18,6 +18,7 @@ __all__ = [
     "Direction",
     "DriftAction",
     "DriftPolicy",
+    "FailOn",
     "FileFormat",
     "LateDataPolicy",
     "RouterName",
@@ -29,6 +30,7 @@ __all__ = [
     "WriterName",
     "choice",
     "choices",
+    "failing_severities",
 ]
 
 #: Which Delta writer: delta-rs on the driver, Delta's Spark writer, or Spark's when the session loads Delta.
@@ -43,6 +45,8 @@ AggregateFailurePolicy = Literal["quarantine-batch", "stop"]
 #: What a batch whose schema differs from the pass table's does.
 DriftPolicy = Literal["merge", "quarantine", "stop"]
 DriftAction = Literal["proceed", "merge", "quarantine", "stop"]
+#: Which failed checks make ``run``, ``check`` and ``release`` exit 1: critical ones, warnings too, or none.
+FailOn = Literal["critical", "warning", "never"]
 #: What rows of an already judged event-time window do.
 LateDataPolicy = Literal["count", "reopen"]
 #: Whether the windows left open at the end of a finite input are judged.
@@ -62,6 +66,20 @@ Direction = Literal["both", "above", "below"]
 def choices(mode: Any) -> tuple[str, ...]:
     """The values of a mode, in declaration order."""
     return tuple(get_args(mode))
+
+
+def failing_severities(fail_on: FailOn) -> frozenset[str]:
+    """The severities whose failed checks fail a command under ``fail_on``.
+
+    Example:
+        >>> sorted(failing_severities("warning")), sorted(failing_severities("never"))
+        (['critical', 'warning'], [])
+    """
+    return {
+        "critical": frozenset({"critical"}),
+        "warning": frozenset({"critical", "warning"}),
+        "never": frozenset(),
+    }[fail_on]
 
 
 def choice(value: Any, mode: Any, field_path: str) -> Any:

@@ -56,7 +56,6 @@ class ArrowSplit:
 
     passed: pa.Table
     quarantined: pa.Table
-    warned: int
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,8 @@ class ArrowValidation:
 
     @property
     def warned(self) -> int:
-        return self.split.warned
+        """Passed rows that carry a row check's warning (:attr:`BatchDecision.row_warning_records`)."""
+        return self.decision.row_warning_records
 
 
 def collect(
@@ -106,9 +106,6 @@ def split(
     """Route the collected rows as the decision says."""
     rules = plan.rules
     failed = rules.failed_mask(table, decision.breached)
-    warn = rules.any_mask(table, "warn")
-    if decision.warned_regimes:
-        warn = pc.or_(warn, rules.in_regimes(table, decision.warned_regimes))
     passed_mask = pc.invert(failed)
     inputs = table.select(input_columns)
     quarantined = inputs.filter(failed)  # filter works chunk by chunk; take() on a chunked table is slower
@@ -117,7 +114,6 @@ def split(
     return ArrowSplit(
         passed=inputs.filter(passed_mask),
         quarantined=quarantined.append_column(pa.field("_dq_errors", ERROR_TYPE), errors),
-        warned=int(pc.sum(pc.and_(passed_mask, warn)).as_py() or 0),
     )
 
 

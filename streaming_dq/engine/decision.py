@@ -105,7 +105,15 @@ class BatchDecision:
         return self.total - self.passed_records
 
     @property
+    def row_warning_records(self) -> int:
+        """Passed rows on which a warn-level row check fired: what the gate counts as warned rows. A failed
+        warning aggregate (a batch warning) is not counted here, though every passed row carries it (#42:
+        one batch warning showed every passed row as warned); the batch's checks say it failed."""
+        return sum(n for r, n in self.warned_by_regime.items() if r not in self.breached)
+
+    @property
     def warning_records(self) -> int:
+        """Passed rows that carry any warning, a batch's included (``warn_df()`` of the batch engine)."""
         warned = 0
         for r, n in self.rows_by_regime.items():
             if r in self.breached:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -23,10 +24,10 @@ from pyspark.sql import functions as F
 
 from streaming_dq.core.outcome_rows import DISCARD_KIND, discard_rows, results_table
 from streaming_dq.exceptions import ConfigError
-from streaming_dq.release.judge import current_errors
+from streaming_dq.release.judge import current_errors, quarantined_for
 from streaming_dq.release.runner import new_release_id, who
 from streaming_dq.release.store import Store, results_target, store_for, string_literal, timestamp_literal
-from streaming_dq.sink.schemas import ERRORS_COLUMN, GATE_COLUMN, VALIDATION_TS_COLUMN
+from streaming_dq.sink.schemas import GATE_COLUMN, VALIDATION_TS_COLUMN
 from streaming_dq.tables import AppTransaction
 from streaming_dq.tables.reading import sql_literal
 from streaming_dq.tables.targets import writing
@@ -34,6 +35,7 @@ from streaming_dq.tables.targets import writing
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from streaming_dq.core.severity import Severity
     from streaming_dq.sink.gate import QualityGate
 
 logger = logging.getLogger("streaming_dq.release")
@@ -121,7 +123,7 @@ def discard(
     )
     chosen = _chosen(checks)
     if unfinished is None:
-        counts = _count(store.rows(predicate).where(chosen))
+        counts = _count(store.rows(predicate).where(chosen), gate.options.fail_levels)
         if dry_run:
             return _report(gate.name, discard_id, "", True, False, cutoff, counts, started)
         record = {
@@ -170,9 +172,9 @@ def _chosen(checks: tuple[str, ...]) -> Any:
     return F.exists(current_errors(), lambda e: F.array_contains(ids, e["check-id"]))
 
 
-def _count(rows: DataFrame) -> dict[str | None, int]:
+def _count(rows: DataFrame, fail_levels: Iterable[Severity]) -> dict[str | None, int]:
     """Rows in total (None) and per check they were quarantined for. One Spark job."""
-    exploded = rows.select(F.posexplode_outer(F.col(ERRORS_COLUMN).getField("check-id")))
+    exploded = rows.select(F.posexplode_outer(quarantined_for(fail_levels)))
     first = F.when(F.col("pos").isNull() | (F.col("pos") == 0), 1).otherwise(0)
     counts: dict[str | None, int] = {None: 0}
     for r in exploded.groupBy("col").agg(F.count(F.lit(1)).alias("n"), F.sum(first).alias("rows")).collect():

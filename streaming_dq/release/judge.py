@@ -18,7 +18,7 @@ text, it keeps its ``malformed-record`` reason.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -36,11 +36,20 @@ from streaming_dq.sink.setup import check_schema
 
 if TYPE_CHECKING:
     from streaming_dq.config.check_set import CheckSet
+    from streaming_dq.core.severity import Severity
     from streaming_dq.release.request import ReleaseRequest
     from streaming_dq.sink.options import GateOptions
     from streaming_dq.sources.reparse import RecordParser
 
-__all__ = ["DISCARDED", "RELEASED", "STILL_QUARANTINED", "ReleaseJudge", "ReleaseStamp", "eligible"]
+__all__ = [
+    "DISCARDED",
+    "RELEASED",
+    "STILL_QUARANTINED",
+    "ReleaseJudge",
+    "ReleaseStamp",
+    "eligible",
+    "quarantined_for",
+]
 
 RELEASED = "released"
 STILL_QUARANTINED = "quarantined"
@@ -201,6 +210,14 @@ class ReleaseJudge:
 def input_columns_of(quarantine_columns: list[str]) -> list[str]:
     """The quarantined rows' own columns: the quarantine table's without the gate's ``_dq_*`` ones."""
     return [c for c in quarantine_columns if c not in QUARANTINE_COLUMNS.names]
+
+
+def quarantined_for(fail_levels: Iterable[Severity]) -> Column:
+    """The check ids a quarantined row was quarantined for: its reasons at a fail level. A row also carries
+    the warnings it met, which never quarantine a row, so they are not counted as reasons (#42)."""
+    levels = F.array(*[F.lit(s.value) for s in sorted(fail_levels, key=lambda s: s.value)])
+    at_fail_level = F.filter(F.col(ERRORS_COLUMN), lambda e: F.array_contains(levels, e["severity"]))
+    return at_fail_level.getField("check-id")
 
 
 def current_errors() -> Column:

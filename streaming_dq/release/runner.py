@@ -21,7 +21,7 @@ import re
 import secrets
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -30,15 +30,16 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from streaming_dq.exceptions import ConfigError, TargetWriteError
-from streaming_dq.release.judge import RELEASED, ReleaseJudge, ReleaseStamp, input_columns_of
+from streaming_dq.release.judge import RELEASED, ReleaseJudge, ReleaseStamp, input_columns_of, quarantined_for
 from streaming_dq.release.ledger import Counts, Ledger, total
 from streaming_dq.release.store import Chunk, Store, marked_predicate, results_target, store_for
-from streaming_dq.sink.schemas import BATCH_ID_COLUMN, ERRORS_COLUMN, RELEASE_COLUMN, VALIDATION_TS_COLUMN
+from streaming_dq.sink.schemas import BATCH_ID_COLUMN, RELEASE_COLUMN, VALIDATION_TS_COLUMN
 from streaming_dq.tables import AppTransaction
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from streaming_dq.core.severity import Severity
     from streaming_dq.release.request import ReleaseRequest
     from streaming_dq.sink.gate import QualityGate
     from streaming_dq.sources.reparse import RecordParser
@@ -310,7 +311,11 @@ class _Release:
 
     def _finish_chunk(self, app_id: str, release_id: str, number: int, started: float) -> Counts:
         """Commit 2 (the pass rows, when the pass table lacks them) and the chunk's record."""
-        counts = count_judged(self.store.rows(marked_predicate(release_id, number, None)), release_id)
+        counts = count_judged(
+            self.store.rows(marked_predicate(release_id, number, None)),
+            release_id,
+            self.gate.options.fail_levels,
+        )
         released = counts.get(None, (0, 0))[0]
         done = self.store.committed(self.store.pass_, app_id)
         if released and (done is None or done < number):  # no empty commits
@@ -323,7 +328,8 @@ class _Release:
     def _dry_run(self, started: float) -> ReleaseReport:
         release_id = "dry-run"
         candidates = self.store.open_rows(self.gate.name, datetime.now(UTC))
-        counts = count_judged(self.judge.judged(candidates, self._stamp(release_id, 0)), release_id)
+        judged = self.judge.judged(candidates, self._stamp(release_id, 0))
+        counts = count_judged(judged, release_id, self.gate.options.fail_levels)
         return ReleaseReport.of(
             counts,
             gate=self.gate.name,
@@ -335,13 +341,13 @@ class _Release:
         )
 
 
-def count_judged(rows: DataFrame, release_id: str) -> Counts:
+def count_judged(rows: DataFrame, release_id: str, fail_levels: Iterable[Severity]) -> Counts:
     """Released and still-failing rows among ``rows`` judged by ``release_id``: in total (key None) and per
-    check they were quarantined for (a row quarantined for two checks counts for both). One Spark job."""
+    check they were quarantined for (:func:`~streaming_dq.release.judge.quarantined_for`; a row quarantined for
+    two checks counts for both). One Spark job."""
     judged = rows.where(F.col(f"{RELEASE_COLUMN}.id") == F.lit(release_id))
     exploded = judged.select(
-        F.col(f"{RELEASE_COLUMN}.state").alias("state"),
-        F.posexplode_outer(F.col(ERRORS_COLUMN).getField("check-id")),
+        F.col(f"{RELEASE_COLUMN}.state").alias("state"), F.posexplode_outer(quarantined_for(fail_levels))
     )
     first = F.when(F.col("pos").isNull() | (F.col("pos") == 0), 1).otherwise(0)
     grouped = exploded.groupBy("col", "state").agg(F.count(F.lit(1)).alias("n"), F.sum(first).alias("rows"))

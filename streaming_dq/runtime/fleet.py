@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from streaming_dq.config.gate_config import GateConfig
 from streaming_dq.config.paths import local_path
 from streaming_dq.core.base_check import BaseCheck, BaseRowCheck
-from streaming_dq.core.outcome import BatchOutcome, CheckKind, WindowOutcome
+from streaming_dq.core.outcome import BatchOutcome, CheckKind, CheckOutcome, WindowOutcome
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.runtime.session import build_spark_session, read_stream, source_bundles, storage_conf
 from streaming_dq.sink.lease import holding
@@ -79,7 +79,20 @@ class JobTotals:
     interrupted: int | None = None
     #: Window verdicts given when the input ended (``close_windows``), none before or without it.
     windows_closed: int = 0
+    #: The checks that failed in a batch or a window verdict, by id, with their (effective) severities.
+    failed_checks: dict[str, set[str]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def failures_at(self, severities: frozenset[str]) -> list[str]:
+        """The ids of the checks that failed at one of ``severities`` (``--fail-on``), in first-failed order."""
+        return [check for check, seen in self.failed_checks.items() if seen & severities]
+
+    def count_failures(self, verdicts: Sequence[CheckOutcome | WindowOutcome]) -> None:
+        """Note the failed verdicts among ``verdicts``."""
+        with self._lock:
+            for verdict in verdicts:
+                if verdict.status == "failed":
+                    self.failed_checks.setdefault(verdict.check_id, set()).add(verdict.severity)
 
     def add(self, outcome: BatchOutcome) -> None:
         """Count one batch outcome."""
@@ -93,6 +106,7 @@ class JobTotals:
             self.rows_quarantined += outcome.rows_quarantined
             self.rows_warned += outcome.rows_warned
             self.rows_malformed += outcome.rows_malformed
+        self.count_failures([*outcome.checks, *outcome.windows])
 
 
 @dataclass
@@ -406,6 +420,7 @@ class GateRun:
             return
         closed = update.closed if update is not None else ()
         self.totals.windows_closed = len(closed)
+        self.totals.count_failures(closed)
         if self._on_windows_closed is not None:
             self._on_windows_closed(closed)
 

@@ -74,6 +74,9 @@ def test_a_failed_warning_aggregate_warns_every_passing_row() -> None:
     assert decision.breached == frozenset()
     assert decision.warned_regimes == frozenset({0})
     assert (decision.failed_records, decision.passed_records, decision.warning_records) == (1, 4, 4)
+    # the gate's warned rows are the row warnings' (#42: one batch warning showed every passed row as warned)
+    assert decision.row_warning_records == 2
+    assert decide(_plan(min_count=10), _five_rows()).row_warning_records == 0  # breached: no row passed
 
 
 def test_an_empty_batch_judges_the_aggregates_on_empty_states() -> None:

@@ -176,3 +176,29 @@ def test_batch_line_shows_counts_profiles_scaled_aggregates_and_closed_windows()
         "batch-volume [rows without a profile] 2 failed (warning)",
         "            window Fri 19 Dec closed: orders-per-day 623 passed",
     ]
+
+
+def test_run_s_batch_line_tells_row_warnings_from_a_batch_warning() -> None:
+    """#42: `batch 1 in 80 passed 70 quarantined 10 warned 70`: one batch warning counted every passed row."""
+    from rich.console import Console
+
+    from streaming_dq.cli.progress import batch_line
+    from streaming_dq.core.outcome import BatchOutcome, CheckOutcome
+
+    def check(check_id: str, kind: str, severity: str) -> CheckOutcome:
+        return CheckOutcome(check_id, "x-check", kind, severity, "failed")  # type: ignore[arg-type]
+
+    outcome = BatchOutcome(
+        gate="orders", batch_id=1, status="committed", rows_in=80, rows_passed=70, rows_quarantined=10,
+        rows_warned=3, duration_seconds=1.0,
+        checks=(check("id-present", "row", "critical"), check("note-present", "row", "warning"),
+                check("daily-volume", "aggregate", "warning")),
+    )  # fmt: skip
+    console = Console(width=300, highlight=False, soft_wrap=True)
+    with console.capture() as captured:
+        console.print(batch_line(outcome))
+    line = captured.get().strip()
+    assert "warned      3" in line
+    assert line.endswith(
+        "(failed: id-present; row warnings: note-present; batch warning: daily-volume)"
+    ), line

@@ -161,7 +161,7 @@ class _DriverBatch(ValidatedBatch):
             self.decision,
             rows_passed=passed.num_rows,
             rows_quarantined=shaped.num_rows,
-            rows_warned=routed.warned,
+            rows_warned=self.decision.row_warning_records,
             window_states=self._windows,
         )
 

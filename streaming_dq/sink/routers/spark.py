@@ -238,7 +238,7 @@ class _SparkBatch(ValidatedBatch):
             decision,
             rows_passed=decision.passed_records,
             rows_quarantined=decision.failed_records,
-            rows_warned=decision.warning_records,
+            rows_warned=decision.row_warning_records,
             window_states=self._windows,
         )
 
