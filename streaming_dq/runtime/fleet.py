@@ -286,6 +286,9 @@ class GateRun:
 
         self.config = resolve_catalog_tables(self.config, session)  # table names: asked once, here
         gate = self.build_gate(maintenance_phase)
+        # every reference read once before the first batch: one that cannot be read ends the job here with why,
+        # not in the first batch (#42); a reference read lazily costs a listing, not a scan
+        gate.references.resolve(session)
         stream = read_stream(session, self.config.source)
         follow = self._follower_start(session) if _is_remote() else None
         self.query = gate.start(

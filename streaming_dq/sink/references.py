@@ -69,10 +69,14 @@ class ReferenceSpec:
         name = catalog_name(self.path)
         if name is not None:  # by name: the catalog's table (delta-rs reads it by its location instead)
             return spark.read.options(**self.options).table(name)
+        from streaming_dq.tables.storage import spark_uri
+
         reader = spark.read.format(self.format).options(**self.options)
         if self.schema:
             reader = reader.schema(self.schema)
-        return reader.load(self.path)
+        return reader.load(
+            spark_uri(self.path)
+        )  # s3:// is S3A's to Spark, as for the source and tables (#42)
 
     def _load_with_delta_rs(self, spark: SparkSession) -> DataFrame:
         from streaming_dq.tables.reading import read_table
@@ -130,5 +134,8 @@ class ReferenceResolver:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
+    """The first line that says why: a JVM error's own message (``No FileSystem for scheme "s3"``), not py4j's
+    ``An error occurred while calling o633.load.`` (#42)."""
+    java = getattr(exc, "java_exception", None)
+    text = str(java if java is not None else exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__

@@ -79,6 +79,14 @@ def test_a_job_streams_into_tables_on_the_store_and_its_secret_appears_nowhere(
         text = text.replace("writer: delta-rs", "writer: spark")
         text = text.replace("checkpoint: data/state/orders", f"checkpoint: {tables}/checkpoint")
         config.write_text(text, encoding="utf-8")
+    # the reference on the store too, at s3:// as the tables (#42: Spark said `No FileSystem for scheme "s3"`)
+    reference = f"orders-{tmp_path.name}/reference/customers.csv"
+    s3.client().upload_file(str(tmp_path / "data" / "reference" / "customers.csv"), "lake", reference)
+    text = config.read_text(encoding="utf-8")
+    assert "path: data/reference/customers.csv" in text
+    config.write_text(
+        text.replace("path: data/reference/customers.csv", f"path: s3://lake/{reference}"), "utf-8"
+    )
     env = cli_env(s3)
     secret = s3.secret_key
 
@@ -118,9 +126,11 @@ def test_a_job_streams_into_tables_on_the_store_and_its_secret_appears_nowhere(
     rows = {role: table_rows(s3, f"{tables}/{name}") for role, name in ROLES.items()}
     assert len(rows["pass"]) + len(rows["quarantine"]) == summary["records"]
     assert rows["results"] and rows["metrics"]
+    passed_customers = {r["customer_id"] for r in rows["pass"]}
+    assert passed_customers and None not in passed_customers  # known to the reference read from the store
     assert not (tmp_path / "data" / "tables").exists()  # nothing went to local disk
     keys = s3.keys("lake", f"orders-{tmp_path.name}/")
-    on_store = set(ROLES.values()) | ({"checkpoint"} if writer == "spark" else set())
+    on_store = set(ROLES.values()) | {"reference"} | ({"checkpoint"} if writer == "spark" else set())
     assert {k.split("/")[1] for k in keys} == on_store
     assert not (tmp_path / "data" / "state").exists() or writer == "delta-rs"
     from deltalake import DeltaTable

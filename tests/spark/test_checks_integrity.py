@@ -150,3 +150,22 @@ def test_reference_match_check_against_a_python_comparison(spark) -> None:  # ty
         assert ("same-as-ledger" in by_name[row[1]]) == oracle(row, [2, 3], 0.05, False), row
         assert ("notes-only" in by_name[row[1]]) == oracle(row, [3], 0.0, True), row
     assert {n for n, e in by_name.items() if "same-as-ledger" in e} == {"b", "d", "e"}
+
+
+def test_a_reference_spark_cannot_read_says_why_in_its_one_line(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """#42: `An error occurred while calling o633.load.` hid `No FileSystem for scheme "s3"`."""
+    from streaming_dq.sink.references import (
+        ReferenceDatasetUnavailableError,
+        ReferenceResolver,
+        ReferenceSpec,
+    )
+
+    resolver = ReferenceResolver(
+        {"customers": ReferenceSpec("csv", "nofs://bucket/customers.csv", schema="customer_id STRING")}
+    )
+    with pytest.raises(ReferenceDatasetUnavailableError) as info:
+        resolver.resolve(spark)
+    (line,) = str(info.value).splitlines()
+    assert line.startswith("reference dataset 'customers' cannot be read from nofs://bucket/customers.csv: ")
+    assert 'No FileSystem for scheme "nofs"' in line, line
+    assert "An error occurred while calling" not in line

@@ -199,6 +199,6 @@ def test_run_s_batch_line_tells_row_warnings_from_a_batch_warning() -> None:
         console.print(batch_line(outcome))
     line = captured.get().strip()
     assert "warned      3" in line
-    assert line.endswith(
-        "(failed: id-present; row warnings: note-present; batch warning: daily-volume)"
-    ), line
+    assert line.endswith("(failed: id-present; row warnings: note-present; batch warning: daily-volume)"), (
+        line
+    )
