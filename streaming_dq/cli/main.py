@@ -26,6 +26,7 @@ from streaming_dq.cli.common import (
     console,
     count,
     fail_config,
+    plain_help,
     problems_of,
 )
 from streaming_dq.cli.sessions import Progress
@@ -34,6 +35,7 @@ from streaming_dq.exceptions import ConfigError
 if TYPE_CHECKING:
     pass
 
+plain_help()
 app = typer.Typer(
     name="streaming-dq",
     help="A data-quality gate for Spark Structured Streaming: validate every micro-batch, route each row "
@@ -90,7 +92,10 @@ class DataFormat(StrEnum):
 @app.command()
 def check(
     config: Annotated[
-        Path, typer.Argument(help="A gate config, or a checks file (a list of checks or {checks: [...]}).")
+        Path,
+        typer.Argument(
+            help="A gate config, or a checks file (a list of checks or {checks: [...]}).", metavar="CONFIG"
+        ),
     ],
     data: Annotated[Path, typer.Option("--data", help="The file, folder or Delta table to validate.")],
     data_format: Annotated[DataFormat, typer.Option("--format", help="Format of --data.")] = DataFormat.json,
@@ -298,6 +303,7 @@ def sql(
             help="One Spark SQL statement; {pass}, {quarantine}, {results} and {metrics} stand for the gate's "
             "tables.",
             show_default=False,
+            metavar="STATEMENT",
         ),
     ],
     limit: Annotated[int, typer.Option("--limit", min=1, help="Print at most N rows.", metavar="N")] = 100,

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 
+from streaming_dq.cli.common import duration_of
 from streaming_dq.exceptions import ConfigError
 
 if TYPE_CHECKING:
@@ -26,15 +26,6 @@ if TYPE_CHECKING:
     from streaming_dq.config.gate_config import GateConfig
     from streaming_dq.core.outcome import MaintenanceReport
     from streaming_dq.maintenance import MaintenancePolicy
-
-
-def _duration(text: str, option: str) -> timedelta:
-    from streaming_dq.core.scope import parse_duration
-
-    try:
-        return parse_duration(text)
-    except ConfigError as exc:
-        raise ConfigError(exc.reason, field_path=option) from None
 
 
 def policy_for(
@@ -57,7 +48,7 @@ def policy_for(
     if checkpoint is not None:
         changes["checkpoint"] = checkpoint
     if vacuum is not None:
-        changes["vacuum_retention"] = _duration(vacuum, "--vacuum")
+        changes["vacuum_retention"] = duration_of(vacuum, "--vacuum")
     if dry_run:
         if policy.vacuum_retention is None and "vacuum_retention" not in changes:
             raise ConfigError(
@@ -65,9 +56,9 @@ def policy_for(
             )
         changes["vacuum_dry_run"] = True
     if roll_up_after is not None:
-        changes["roll_up_after"] = _duration(roll_up_after, "--roll-up-after")
+        changes["roll_up_after"] = duration_of(roll_up_after, "--roll-up-after")
     if log_retention is not None:
-        changes["log_retention"] = _duration(log_retention, "--log-retention")
+        changes["log_retention"] = duration_of(log_retention, "--log-retention")
     if dry_run:  # writes nothing: every step that commits is left out, the vacuum only lists (#42)
         changes |= {"compact": False, "checkpoint": False, "roll_up_after": None, "log_retention": None}
     return replace(policy, **changes)  # type: ignore[arg-type]

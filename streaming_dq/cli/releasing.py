@@ -134,17 +134,14 @@ def run_discard(
     Raises:
         ConfigError: The config or an option is invalid, or another discard of the gate did not finish.
     """
+    from streaming_dq.cli.common import duration_of
     from streaming_dq.cli.sessions import opened_gate
     from streaming_dq.config.loader import load_gate_config
-    from streaming_dq.core.scope import parse_duration
     from streaming_dq.exceptions import ConfigError
     from streaming_dq.release.discard import discard
     from streaming_dq.sink import QualityGate
 
-    try:
-        age = parse_duration(older_than)
-    except ConfigError as exc:
-        raise ConfigError(exc.reason, field_path="--older-than") from None
+    age = duration_of(older_than, "--older-than")
     config = load_gate_config(config_path)
     refuse_unknown_selection(config, checks, ())  # before Spark starts
     with opened_gate(config, "discard", spark=True, progress=progress) as opened:

@@ -15,6 +15,7 @@ from streaming_dq.cli.common import (
     EXIT_USAGE,
     FailOnOption,
     console,
+    duration_of,
     fail_config,
     problems_of,
 )
@@ -58,6 +59,7 @@ def run(
         typer.Argument(
             help="Gate config files (YAML), or folders of them: several gates run on one driver.",
             show_default=False,
+            metavar="CONFIG",
         ),
     ],
     available_now: Annotated[
@@ -70,7 +72,10 @@ def run(
         ),
     ] = False,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", min=0, help="Stop the streams after this many seconds.")
+        str | None,
+        typer.Option(
+            "--timeout", help="Stop the streams after this long: '300', '5 min', '2h'.", metavar="DURATION"
+        ),
     ] = None,
     close_windows: Annotated[
         bool | None,
@@ -114,6 +119,7 @@ def run(
 
     out, err = console(), console(stderr=True)
     try:
+        seconds = None if timeout is None else duration_of(timeout, "--timeout").total_seconds()
         loaded = [load_gate_config(path) for path in config_files(configs)]
     except ConfigError as exc:
         raise fail_config(problems_of(exc), as_json=False) from None
@@ -167,7 +173,7 @@ def run(
                 escape(f"starting {where}, then {streams}; the first batch also plans the checks"),
                 style="dim",
             )
-            totals = fleet.run(timeout=timeout)
+            totals = fleet.run(timeout=seconds)
     except CheckpointInUseError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from None

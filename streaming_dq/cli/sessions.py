@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.markup import escape
 
+from streaming_dq.exceptions import InternalError
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -44,7 +46,7 @@ class OpenedGate:
 
     def require_session(self) -> SparkSession:
         if self.session is None:  # opened_gate(..., spark=True) always has one
-            raise RuntimeError("this command opened the gate without Spark")
+            raise InternalError("this command opened the gate without Spark")
         return self.session
 
 

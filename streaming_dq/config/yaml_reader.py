@@ -45,6 +45,31 @@ _StrictLoader.yaml_implicit_resolvers = {
 }
 
 
+def _at(mark: Any) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}"
+
+
+def _where(exc: yaml.MarkedYAMLError) -> str | None:
+    """Where PyYAML noticed the problem (``line 3, column 7``)."""
+    mark = exc.problem_mark or exc.context_mark
+    return _at(mark) if mark is not None else None
+
+
+def _yaml_reason(exc: yaml.MarkedYAMLError) -> str:
+    """The problem, and where the construct it broke began: PyYAML notices an unclosed ``{`` or quote on a
+    later line than the one to mend (#42: the error pointed one line late), so both places are named."""
+    reason = exc.problem or "invalid YAML"
+    context, started = exc.context, exc.context_mark
+    if (
+        context
+        and started is not None
+        and exc.problem_mark is not None
+        and started.line != exc.problem_mark.line
+    ):
+        return f"{reason} ({context} that starts at {_at(started)})"
+    return f"{context} {reason}" if context else reason
+
+
 def read_yaml(path: str | Path) -> Any:
     """Parse a YAML file safely.
 
@@ -61,9 +86,8 @@ def read_yaml(path: str | Path) -> Any:
     try:
         return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: safe
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1}" if mark is not None else None
-        reason = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
-        raise ConfigError(f"invalid YAML: {reason}", source=source, field_path=where) from None
+        raise ConfigError(
+            f"invalid YAML: {_yaml_reason(exc)}", source=source, field_path=_where(exc)
+        ) from None
     except (yaml.YAMLError, ValueError) as exc:
         raise ConfigError(f"invalid YAML: {exc}", source=source) from None

@@ -19,7 +19,14 @@ _UNITS = {
     "day": 86400,
     "days": 86400,
     "s": 1,
+    "sec": 1,
+    "secs": 1,
+    "m": 60,
+    "min": 60,
+    "mins": 60,
     "h": 3600,
+    "hr": 3600,
+    "hrs": 3600,
     "d": 86400,
 }
 _PATTERN = re.compile(r"^\s*(\d+)\s*([a-z]+)\s*$")
@@ -43,15 +50,28 @@ def parse_window(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
-def parse_duration(text: str) -> timedelta:
-    """``"2 hours"`` -> ``timedelta(hours=2)``; ``"0 seconds"`` is allowed (unlike a window size).
+def parse_duration(text: str, *, bare_seconds: bool = False) -> timedelta:
+    """``"2 hours"`` -> ``timedelta(hours=2)``; ``"0 seconds"`` is allowed (unlike a window size). The one
+    duration grammar of configs and command lines: ``90d``, ``5s``, ``15 min``, ``2 hours`` all parse.
+
+    Example:
+        >>> parse_duration("90d"), parse_duration("15 min"), parse_duration("300", bare_seconds=True)
+        (datetime.timedelta(days=90), datetime.timedelta(seconds=900), datetime.timedelta(seconds=300))
+
+    Args:
+        text: ``<integer> <unit>``, the space optional.
+        bare_seconds: Also take a bare integer, as seconds (a command line's ``--timeout 300``).
 
     Raises:
-        ValueError: not ``<integer> <unit>`` with unit seconds, minutes, hours or days.
+        ConfigError: not ``<integer> <unit>`` with unit s/sec/seconds, m/min/minutes, h/hours or d/days.
     """
+    if bare_seconds and text.strip().isdigit():
+        return timedelta(seconds=int(text))
     m = _PATTERN.match(text.lower())
     if not m or m.group(2) not in _UNITS:
-        raise ConfigError(f"invalid duration {text!r}: expected e.g. '0 seconds', '30 minutes', '2 hours'")
+        raise ConfigError(
+            f"invalid duration {text!r}: expected e.g. '0s', '90 seconds', '15 min', '2 hours', '90d'"
+        )
     return timedelta(seconds=int(m.group(1)) * _UNITS[m.group(2)])
 
 

@@ -181,15 +181,42 @@ def test_schema_prints_the_json_schema(runner: CliRunner, tmp_path: Path) -> Non
     assert json.loads(out.read_text(encoding="utf-8")) == schema
 
 
-@pytest.mark.parametrize(
-    "command", [[], ["validate"], ["run"], ["check"], ["schema"], ["metrics"], ["maintain"]]
-)
-def test_every_command_has_help(runner: CliRunner, command: list[str]) -> None:
-    result = runner.invoke(app, [*command, "--help"])
+COMMANDS = [[], ["validate"], ["schema"], ["run"], ["check"], ["suggest"], ["metrics"], ["maintain"], ["doctor"],
+            ["sql"], ["release"], ["quarantine"], ["quarantine", "discard"], ["demo"]]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "root")
+def test_every_command_has_help_that_reads_as_a_command_line(runner: CliRunner, command: list[str]) -> None:
+    """#42: `--dry-run <bool>` and `--help <bool>` suggested a value; `{config}`, `<list[Path]>` and
+    `<float range>` leaked type names."""
+    result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "160"})
     assert result.exit_code == 0, result.output
     assert "Usage: streaming-dq" in result.stdout
-    flags = [line for line in result.stdout.splitlines() if "--json" in line or "--available-now" in line]
-    assert not [line for line in flags if "<bool>" in line]  # a flag takes no value
+    for leak in ("<bool>", "{config}", "{CONFIG}", "list[", "range>", "<str>", "<path>", "<int", "<float"):
+        assert leak not in result.stdout, (leak, result.stdout)
+    helps = [line for line in result.stdout.splitlines() if "--help" in line]
+    assert helps and all(line.split("--help")[1].split()[0] == "Show" for line in helps), helps
+
+
+def test_durations_read_one_grammar_on_every_option() -> None:
+    """#42: `--timeout 5s` was refused while `--older-than 90d` worked."""
+    from datetime import timedelta
+
+    from streaming_dq.cli.common import duration_of
+    from streaming_dq.exceptions import ConfigError
+
+    for text, seconds in [("5s", 5), ("300", 300), ("15 min", 900), ("2h", 7200), ("90d", 90 * 86400),
+                          ("7 days", 7 * 86400), ("1 second", 1)]:  # fmt: skip
+        assert duration_of(text, "--timeout") == timedelta(seconds=seconds), text
+    with pytest.raises(ConfigError) as info:
+        duration_of("soon", "--timeout")
+    assert info.value.field_path == "--timeout" and "invalid duration 'soon'" in info.value.reason
+
+
+def test_run_refuses_a_bad_timeout_before_spark(runner: CliRunner, tmp_path: Path, no_new_jvm: None) -> None:
+    result = runner.invoke(app, ["run", str(ready(ORDERS, tmp_path)), "--timeout", "soon"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("--timeout: invalid duration 'soon'"), result.stderr
 
 
 def test_run_with_a_bad_config_exits_2_before_spark(

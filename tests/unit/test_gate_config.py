@@ -480,11 +480,15 @@ def test_every_problem_is_reported_not_only_the_first(tmp_path: Path) -> None:
 
 def test_yaml_syntax_errors_and_duplicate_keys_name_the_line(tmp_path: Path) -> None:
     error = only_problem(write(tmp_path, MINIMAL + "checks: []\n"))
-    assert error.field_path == "line 10"
+    assert error.field_path == "line 10, column 1"
     assert "duplicate key 'checks'" in error.reason
+    # #42: an unclosed `{` was reported on the next line only, with no column: both places are named
     error = only_problem(write(tmp_path, "gate: {name: orders\nsource: [\n"))
-    assert error.field_path is not None and error.field_path.startswith("line ")
-    assert error.reason.startswith("invalid YAML")
+    assert error.field_path == "line 2, column 7"
+    assert error.reason == (
+        "invalid YAML: expected ',' or '}', but got ':' (while parsing a flow mapping that starts at line 1, "
+        "column 7)"
+    )
 
 
 def test_missing_file_and_non_mapping(tmp_path: Path) -> None:
