@@ -3,9 +3,11 @@ writer need (Maven coordinates or the checkout's fetched JARs), and the source s
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from streaming_dq.config.sections import SparkSection
@@ -97,7 +99,8 @@ def build_spark_session(
     for key, value in conf.items():
         builder = builder.config(key, value)
     try:
-        session = builder.getOrCreate()
+        with _jvm_stderr_filtered():
+            session = builder.getOrCreate()
     except Exception as exc:
         packages = conf.get("spark.jars.packages")
         if packages and "JAVA_GATEWAY_EXITED" in str(exc):  # spark-submit's resolution failed: say what
@@ -155,6 +158,69 @@ def source_bundles(source: SourceSection) -> list[BundleName]:
     payloads = [p for p in (source.value, source.key) if p is not None]
     avro = any(p.format == "avro" for p in payloads)
     return ["kafka", "avro"] if avro else ["kafka"]
+
+
+#: What the JVM prints on every start that says nothing about the job: Spark's launcher always adds the
+#: incubating vector module, and the JDK has no switch to silence its notice.
+JVM_NOISE = (b"WARNING: Using incubator modules: jdk.incubator.vector",)
+
+
+@contextlib.contextmanager
+def _jvm_stderr_filtered() -> Iterator[None]:
+    """While a new JVM is launched, hand it a stderr that drops :data:`JVM_NOISE` and passes every other
+    line on to this process's stderr (#42: the notice was printed by every command).
+
+    fd 2 is swapped for a pipe only while the JVM starts (it inherits the pipe; this process keeps its own
+    stderr); a thread forwards the JVM's lines for as long as the JVM writes. Without a new JVM (one is
+    already running), or where fd 2 cannot be duplicated, nothing changes.
+    """
+    from pyspark import SparkContext
+
+    if SparkContext._gateway is not None:  # the JVM runs already: nothing is launched
+        yield
+        return
+    with stderr_filtered(JVM_NOISE):
+        yield
+
+
+@contextlib.contextmanager
+def stderr_filtered(noise: Sequence[bytes]) -> Iterator[None]:
+    """Child processes started inside the block write their stderr through a filter that drops the lines
+    starting with one of ``noise`` and passes every other line on to this process's stderr, for as long as
+    they write; this process's own stderr is itself again after the block."""
+    try:
+        read_end, write_end = os.pipe()
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    forward = threading.Thread(
+        target=_forward, args=(read_end, saved, tuple(noise)), name="child-stderr", daemon=True
+    )
+    forward.start()
+    sys.stderr.flush()
+    os.dup2(write_end, 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(write_end)
+
+
+def _forward(read_end: int, out: int, noise: tuple[bytes, ...]) -> None:
+    """Copy the children's stderr lines to ``out`` (this process's stderr), dropping ``noise``."""
+    with os.fdopen(read_end, "rb", buffering=0) as pipe:
+        pending = b""
+        while chunk := pipe.read(65536):
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            kept = [line for line in lines if not line.startswith(noise)]
+            if kept:
+                os.write(out, b"\n".join(kept) + b"\n")
+        if pending and not pending.startswith(noise):
+            os.write(out, pending)
+    os.close(out)
 
 
 def _log_options(level: str) -> list[str]:

@@ -655,3 +655,32 @@ def test_sql_refuses_a_table_the_gate_lacks_before_spark_starts(
     result = runner.invoke(app, ["sql", str(bad), "SELECT * FROM {results}"])
     assert result.exit_code == 2, result.output
     assert "targets.results: {results}: the gate has no results table" in result.output
+
+
+def test_a_child_s_stderr_loses_only_the_noise_lines(capfd: pytest.CaptureFixture[str]) -> None:
+    """#42: the JVM's `WARNING: Using incubator modules` on every command. The filter the JVM is launched
+    under drops exactly that line: the child's other lines arrive in order and unbroken, and ours too."""
+    import time
+
+    from streaming_dq.runtime.session import JVM_NOISE, stderr_filtered
+
+    script = (
+        "import sys, time\n"
+        "sys.stderr.write('first\\nWARNING: Using incubator modules: jdk.incubator.vector\\n')\n"
+        "sys.stderr.flush(); time.sleep(0.3)\n"
+        "sys.stderr.write('after the block' + 'x' * 70000 + '\\nno newline at the end')\n"
+    )
+    with stderr_filtered(JVM_NOISE):
+        child = subprocess.Popen([sys.executable, "-c", script])
+    print("ours", file=sys.stderr, flush=True)
+    assert child.wait(timeout=60) == 0
+    deadline = time.monotonic() + 10
+    err = ""
+    while "no newline at the end" not in err and time.monotonic() < deadline:
+        time.sleep(0.05)
+        err += capfd.readouterr().err
+    assert "incubator" not in err
+    lines = err.splitlines()
+    assert "ours" in lines  # this process's stderr is its own again (when the child writes does not matter)
+    lines.remove("ours")
+    assert lines == ["first", "after the block" + "x" * 70000, "no newline at the end"]
