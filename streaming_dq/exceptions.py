@@ -105,6 +105,21 @@ class GateFailedError(StreamingDQError, RuntimeError):
         super().__init__(f"gate {gate!r} stopped at batch {batch_id}: {reason}")
 
 
+class GateStoppedError(StreamingDQError, RuntimeError):
+    """A batch the gate did not run (or stopped running) because its query is being stopped: nothing of it
+    was committed, and the next run on the checkpoint replays it. Not a failure of the batch.
+
+    Attributes:
+        batch_id: The batch.
+    """
+
+    def __init__(self, gate: str, batch_id: int) -> None:
+        self.batch_id = batch_id
+        super().__init__(
+            f"gate {gate!r}: batch {batch_id} not run: the query is stopping (the next run replays it)"
+        )
+
+
 class TargetWriteError(StreamingDQError, OSError):
     """Writing a batch to a Delta target failed; the batch fails so Spark replays it."""
 

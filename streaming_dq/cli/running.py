@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -115,6 +116,7 @@ def run(
         MissingReferenceDatasetError,
     )
     from streaming_dq.runtime.fleet import GateFleet
+    from streaming_dq.runtime.session import trace_file
     from streaming_dq.sink.lease import CheckpointInUseError
 
     out, err = console(), console(stderr=True)
@@ -167,6 +169,7 @@ def run(
     spark = loaded[0].spark
     where = f"Spark Connect at {spark.remote}" if spark.remote else f"Spark ({spark.master})"
     streams = f"{len(loaded)} streams" if many else "the stream"
+    started = time.time()
     try:
         with fleet.holding_checkpoints():  # a second job on a checkpoint stops here, before Spark starts
             out.print(
@@ -197,6 +200,9 @@ def run(
     for gate in totals.failed:
         label = f"the stream of gate {gate!r} failed" if many else "the stream failed"
         err.print(f"[red]{escape(label)}:[/] {escape(totals.gates[gate].error or 'unknown error')}")
+    trace = trace_file(fleet.app_name)
+    if totals.failed and trace.exists() and trace.stat().st_mtime >= started:
+        err.print(escape(f"the full traces: {trace}"), style="dim")
     failing = failing_severities(fail_on)
     checks = {gate: t.failures_at(failing) for gate, t in totals.gates.items() if t.failures_at(failing)}
     for gate, ids in checks.items():

@@ -23,12 +23,14 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +39,13 @@ from streaming_dq.config.paths import local_path
 from streaming_dq.core.base_check import BaseCheck, BaseRowCheck
 from streaming_dq.core.outcome import BatchOutcome, CheckKind, CheckOutcome, WindowOutcome
 from streaming_dq.exceptions import ConfigError
-from streaming_dq.runtime.session import build_spark_session, read_stream, source_bundles, storage_conf
+from streaming_dq.runtime.session import (
+    build_spark_session,
+    read_stream,
+    source_bundles,
+    storage_conf,
+    trace_file,
+)
 from streaming_dq.sink.lease import holding
 
 if TYPE_CHECKING:
@@ -405,12 +413,19 @@ class GateRun:
         return self.config.source.trigger.available_now
 
     def stop(self, *, at_once: bool = False) -> None:
-        """Stop the query (after the batch running now, unless ``at_once``)."""
+        """Stop the query (after the batch running now, unless ``at_once``). The gate is told first, so a
+        batch the stop interrupts, or one that begins meanwhile, is not counted as failed (#42)."""
         if self.query is not None and not self.ended:
-            if at_once:
-                self.query.stop()
-            else:
-                _stop_between_batches(self.query)
+            if self.gate is not None:
+                self.gate.stopping()
+            try:
+                if at_once:
+                    self.query.stop()
+                else:
+                    _stop_between_batches(self.query)
+            finally:
+                if self.gate is not None:
+                    self.gate.stopped()
             self.ended = True
 
     def close(self, session: SparkSession) -> None:
@@ -551,6 +566,15 @@ class GateFleet:
             if not (remote and local_path(c.checkpoint) is not None)
         }
 
+    @property
+    def app_name(self) -> str:
+        """The Spark application's name (``spark.app-name``, else ``streaming-dq-<gate>`` or
+        ``streaming-dq-<n>-gates``); it also names the trace file of a failed stream
+        (:func:`~streaming_dq.runtime.session.trace_file`)."""
+        names = [c.gate.name for c in self.configs]
+        default = f"streaming-dq-{names[0]}" if len(names) == 1 else f"streaming-dq-{len(names)}-gates"
+        return self.configs[0].spark.app_name or default
+
     def _session_for_run(self) -> tuple[SparkSession, bool]:
         if self._session is not None:
             return self._session, False
@@ -561,11 +585,9 @@ class GateFleet:
             {b for c in self.configs for b in source_bundles(c.source)} | {b for s, _ in stores for b in s}
         )
         hadoop = {k: v for _, settings in stores for k, v in settings.items()}
-        names = [c.gate.name for c in self.configs]
-        app_name = f"streaming-dq-{names[0]}" if len(names) == 1 else f"streaming-dq-{len(names)}-gates"
         return build_spark_session(
             self._spark_section(),
-            app_name=app_name,
+            app_name=self.app_name,
             writer=writer,
             delta=any(r.reads_delta() for r in self.runs),
             bundles=bundles,
@@ -578,7 +600,24 @@ class GateFleet:
         conf = _merged_spark_conf(self.configs)
         if len(self.configs) > 1 and section.remote is None:
             conf.setdefault("spark.scheduler.mode", "FAIR")
+            if "spark.scheduler.allocation.file" not in conf:  # each gate's pool declared (#42: Spark warned)
+                conf["spark.scheduler.allocation.file"] = str(self._write_pools())
         return section.model_copy(update={"conf": conf})
+
+    def _write_pools(self) -> Path:
+        """A fair-scheduler allocation file that declares one pool per gate, of equal weight: Spark warned
+        "pool X, which has not been configured" for every gate's pool and made it with these defaults."""
+        from xml.sax.saxutils import quoteattr
+
+        pools = "".join(
+            f"  <pool name={quoteattr(c.gate.name)}><schedulingMode>FAIR</schedulingMode><weight>1</weight>"
+            "<minShare>0</minShare></pool>\n"
+            for c in self.configs
+        )
+        path = trace_file(self.app_name).with_name(f"{self.app_name}-pools-{os.getpid()}.xml")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'<?xml version="1.0"?>\n<allocations>\n{pools}</allocations>\n', encoding="utf-8")
+        return path
 
     def _install_signal_handlers(self) -> dict[int, Any]:
         """SIGINT and SIGTERM stop the queries between batches; a second one interrupts at once.

@@ -6,8 +6,10 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from streaming_dq.config.sections import SparkSection
@@ -26,6 +28,7 @@ __all__ = [
     "read_stream",
     "source_bundles",
     "storage_conf",
+    "trace_file",
 ]
 
 #: Spark settings the job applies unless ``spark.conf`` sets them.
@@ -81,7 +84,10 @@ def build_spark_session(
     stores = {f"spark.hadoop.{k}": v for k, v in (hadoop or {}).items()}
     conf = {**SPARK_DEFAULTS, **(LOCAL_DEFAULTS if local else {}), **delta_conf, **stores, **spark.conf}
     conf["spark.driver.extraJavaOptions"] = " ".join(
-        [*_log_options(spark.log_level), str(spark.conf.get("spark.driver.extraJavaOptions", ""))]
+        [
+            *_log_options(spark.log_level, trace_file(spark.app_name or app_name)),
+            str(spark.conf.get("spark.driver.extraJavaOptions", "")),
+        ]
     ).strip()
     for key, separator in (
         ("spark.jars", ","),
@@ -223,12 +229,23 @@ def _forward(read_end: int, out: int, noise: tuple[bytes, ...]) -> None:
     os.close(out)
 
 
-def _log_options(level: str) -> list[str]:
-    """JVM options for the packaged log4j2 file (:file:`streaming_dq/log4j2.properties`) at ``level``."""
+def trace_file(app_name: str) -> Path:
+    """Where a job's JVM writes the traces of a failed stream (created only when one fails): the temporary
+    folder's ``streaming-dq/<app name>.log``, appended to."""
+    return Path(tempfile.gettempdir()) / "streaming-dq" / f"{app_name}.log"
+
+
+def _log_options(level: str, trace: Path) -> list[str]:
+    """JVM options for the packaged log4j2 file (:file:`streaming_dq/log4j2.properties`) at ``level``, the
+    traces of a failed stream into ``trace``."""
     from importlib.resources import files
 
     path = files("streaming_dq") / "log4j2.properties"
-    return [f"-Dlog4j2.configurationFile={path}", f"-Dstreaming_dq.log_level={level.lower()}"]
+    return [
+        f"-Dlog4j2.configurationFile={path}",
+        f"-Dstreaming_dq.log_level={level.lower()}",
+        f"-Dstreaming_dq.log_file={trace}",
+    ]
 
 
 def jar_conf(local: bool, bundles: Sequence[BundleName]) -> dict[str, str]:

@@ -18,6 +18,7 @@ committing its checkpoint, and Spark replays the batch with the same id on resta
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -39,7 +40,7 @@ from streaming_dq.core.modes import (
 from streaming_dq.core.outcome import BatchOutcome, MaintenanceReport
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import check_filters
-from streaming_dq.exceptions import ConfigError, GateFailedError
+from streaming_dq.exceptions import ConfigError, GateFailedError, GateStoppedError
 from streaming_dq.maintenance import Maintainer, MaintenancePolicy, maintain
 from streaming_dq.metrics.accumulator import DEFAULT_REOPEN_HORIZON
 from streaming_dq.metrics.window_update import WindowUpdate
@@ -69,6 +70,9 @@ if TYPE_CHECKING:
     from streaming_dq.metrics.store import MetricsStore
 
 logger = logging.getLogger("streaming_dq.gate")
+
+#: How long a batch that began while its query stops waits for the stop before it gives up on its own.
+STOPPING_WAIT_SECONDS = 60.0
 
 
 class QualityGate:
@@ -273,6 +277,7 @@ class QualityGate:
         self._tables_ready = False
         self._identity = QueryIdentity(options.name, options.checkpoint_location)
         self._lease: CheckpointLease | None = None
+        self._stopping, self._stopped = threading.Event(), threading.Event()
         if options.profiles and not options.event_time:
             logger.warning("gate %r: profiles are ignored without an event-time column", options.name)
         #: Batch-scoped anomaly checks' values of the committed batches (read back from the results table).
@@ -325,16 +330,24 @@ class QualityGate:
         """
         started = time.monotonic()
         batch_id = int(batch_id)
+        if self._stopping.is_set():  # a batch that began while its query is being stopped: never started
+            self._stopped.wait(STOPPING_WAIT_SECONDS)  # the stop interrupts Spark's side of this call
+            raise GateStoppedError(self.name, batch_id)
         try:
             if self._lease is not None:
                 self._lease.check()  # taken over by another job: write nothing
             outcome = self._process(batch_df, batch_id, started)
         except Exception as exc:
-            if not isinstance(exc, GateFailedError):  # a stop is logged where it is decided
-                logger.error("gate %r: batch %d failed: %s", self.name, batch_id, exc)
             self.batch_history.invalidate()
             if self.tracker is not None:
                 self.tracker.invalidate()  # its in-memory windows may hold the failed batch
+            if (
+                self._stopping.is_set()
+            ):  # interrupted by the stop, not failed: nothing committed, replayed later
+                logger.info("gate %r: batch %d interrupted by the stop: %s", self.name, batch_id, exc)
+                raise GateStoppedError(self.name, batch_id) from exc
+            if not isinstance(exc, GateFailedError):  # a stop is logged where it is decided
+                logger.error("gate %r: batch %d failed: %s", self.name, batch_id, exc)
             if self.metrics is not None:
                 self.metrics.record_failure(batch_id, exc)
             raise
@@ -537,7 +550,25 @@ class QualityGate:
             "metrics": None,
             "on_batch": None,
             "_lease": None,  # held and renewed by the client; the tables fence the server's commits
+            "_stopping": None,  # the client stops its own query; see stopping()
+            "_stopped": None,
         }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._stopping, self._stopped = threading.Event(), threading.Event()
+
+    def stopping(self) -> None:
+        """The gate's query is about to be stopped (by :meth:`stopped`'s caller): a batch running now is no
+        failure if the stop interrupts it, and a batch that begins from now on is not run (both raise
+        :class:`~streaming_dq.exceptions.GateStoppedError`, record no failure, and are replayed by the next run:
+        nothing of them was committed). A healthy gate stopped beside a failed one is not reported failed (#42).
+        """
+        self._stopping.set()
+
+    def stopped(self) -> None:
+        """The query has stopped: a batch held back by :meth:`stopping` is let go (as not run)."""
+        self._stopped.set()
 
     def writer_for(self, spark: SparkSession) -> TableWriter:
         """The writer back-end, chosen on first use (``auto``: spark when the Delta extension is loaded)."""

@@ -265,3 +265,26 @@ def test_run_close_windows_judges_the_last_day_once_at_the_end_of_the_input(
     again = CliRunner().invoke(app, ["run", str(config), "--close-windows"])
     assert again.exit_code == 0 and "end of input: 0 window verdict(s)" in again.stdout
     assert finals() == after
+
+
+def test_an_intended_stop_prints_its_line_and_the_traces_go_to_the_trace_file(tmp_path: Path) -> None:
+    """#42: `on-aggregate-failure: stop` printed ~90 lines of Spark errors and traces before its one line."""
+    config, _ = make_orders_job(tmp_path, batches=1, rows=10)
+    text = config.read_text(encoding="utf-8").replace(
+        "on-aggregate-failure: quarantine-batch", "on-aggregate-failure: stop"
+    )
+    text += "  - {check: row-count-min-check, check-id: at-least-1000, min-count: 1000}\n"
+    config.write_text(text.replace("\nspark:\n", f"\nspark:\n  app-name: stop-{tmp_path.name}\n"), "utf-8")
+    done = subprocess.run([str(CLI), "run", str(config)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
+    from streaming_dq.runtime.session import trace_file
+
+    trace = trace_file(f"stop-{tmp_path.name}")
+    assert done.stderr.splitlines() == [
+        "gate 'orders': batch 0 failed aggregate check(s) ['at-least-1000']: stopping",
+        "the stream failed: GateFailedError: gate 'orders' stopped at batch 0: aggregate check(s) failed: "
+        "['at-least-1000']",
+        f"the full traces: {trace}",
+    ], done.stderr
+    logged = trace.read_text(encoding="utf-8")
+    assert "terminated with error" in logged and "GateFailedError" in logged  # nothing lost: it is there

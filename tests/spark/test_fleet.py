@@ -33,7 +33,7 @@ def test_run_two_gates_one_failing_the_other_drains_and_the_last_lines_name_the_
     )
     b.write_text(text + "  - {check: row-count-min-check, check-id: at-least-1000, min-count: 1000}\n")
 
-    done = CliRunner().invoke(app, ["run", str(a), str(b)])
+    done = CliRunner().invoke(app, ["run", str(a), str(b), "--fail-on", "never"])  # the stream's failure
 
     assert done.exit_code == 1, done.stdout + done.stderr[-3000:]
     last = done.stderr.strip().splitlines()[-1]
@@ -65,11 +65,15 @@ def test_stop_all_on_failure_stops_the_other_gates(spark: Any, tmp_path: Path) -
     )
     b.write_text(text + "  - {check: row-count-min-check, check-id: at-least-1000, min-count: 1000}\n")
 
-    done = CliRunner().invoke(app, ["run", str(a), str(b), "--stop-all-on-failure", "--timeout", "300"])
+    done = CliRunner().invoke(
+        app, ["run", str(a), str(b), "--stop-all-on-failure", "--timeout", "300", "--fail-on", "never"]
+    )
 
     assert done.exit_code == 1, done.stdout + done.stderr[-3000:]
     assert "the stream of gate 'orders-b' failed" in done.stderr
     assert "orders-a: 1 batch," in done.stdout  # it ran, then was stopped with the fleet (not by the timeout)
+    # #42: the healthy gate is stopped, not failed, whatever it was doing when the other one failed
+    assert "orders-a" not in done.stderr and "InterruptedException" not in done.stderr, done.stderr
     assert not [q for q in spark.streams.active if q.name in ("orders-a", "orders-b")]
 
 
@@ -127,3 +131,33 @@ def test_gates_of_one_run_need_their_own_name_checkpoint_and_tables(tmp_path: Pa
     same_name.write_text(text.replace("name: orders-b", "name: orders-a"), encoding="utf-8")
     done = CliRunner().invoke(app, ["run", str(a), str(same_name)])
     assert done.exit_code == 2 and "gate.name" in done.stderr and "same-name.yaml" in done.stderr, done.stderr
+
+
+def test_a_batch_that_begins_while_its_query_stops_is_not_run_and_is_no_failure(
+    spark: Any, tmp_path: Path
+) -> None:
+    """The gate's side of a fleet's stop (#42): told ``stopping()``, it runs no new batch and counts none as
+    failed; nothing is written, so the next run replays it."""
+    from prometheus_client import CollectorRegistry
+
+    from streaming_dq import CheckSet, QualityGate
+    from streaming_dq.exceptions import GateStoppedError
+    from streaming_dq.exporter import GateMetrics
+
+    registry = CollectorRegistry()
+    checks = CheckSet.from_dicts([{"check": "null-check", "check-id": "id-present", "columns": ["id"]}])
+    metrics = GateMetrics("g", registry=registry)
+    gate = QualityGate(
+        "g", checks, pass_table=str(tmp_path / "pass"), quarantine_table=str(tmp_path / "q"), metrics=metrics
+    )
+    gate(spark.createDataFrame([(1,)], "id int"), 0)  # a batch before the stop counts
+    assert registry.get_sample_value("streaming_dq_batches_total", {"gate": "g", "result": "committed"}) == 1
+    gate.stopping()
+    gate.stopped()
+    with pytest.raises(GateStoppedError, match="batch 1 not run: the query is stopping"):
+        gate(spark.createDataFrame([(2,)], "id int"), 1)
+    from streaming_dq.tables import read_table
+
+    assert read_table(str(tmp_path / "pass")).column("id").to_pylist() == [1]  # batch 1 wrote nothing
+    failed = registry.get_sample_value("streaming_dq_batches_total", {"gate": "g", "result": "failed"})
+    assert not failed, failed

@@ -684,3 +684,22 @@ def test_a_child_s_stderr_loses_only_the_noise_lines(capfd: pytest.CaptureFixtur
     assert "ours" in lines  # this process's stderr is its own again (when the child writes does not matter)
     lines.remove("ours")
     assert lines == ["first", "after the block" + "x" * 70000, "no newline at the end"]
+
+
+def test_each_gate_of_a_fleet_gets_a_declared_fair_scheduler_pool(tmp_path: Path) -> None:
+    """#42: `WARN FairSchedulableBuilder: ... pool jan, which has not been configured` for every gate."""
+    import xml.etree.ElementTree as ET
+
+    from streaming_dq.config.loader import load_gate_config
+    from streaming_dq.runtime.fleet import GateFleet
+
+    first = load_gate_config(ready(ORDERS, tmp_path / "a"))
+    other = load_gate_config(ready(ORDERS, tmp_path / "b"))
+    second = other.model_copy(update={"gate": other.gate.model_copy(update={"name": 'b"&<'})})
+    conf = GateFleet([first, second])._spark_section().conf
+    assert conf["spark.scheduler.mode"] == "FAIR"
+    pools = ET.parse(conf["spark.scheduler.allocation.file"]).getroot()
+    assert [(p.get("name"), p.findtext("weight"), p.findtext("schedulingMode")) for p in pools] == [
+        ("orders", "1", "FAIR"), ('b"&<', "1", "FAIR"),
+    ]  # fmt: skip
+    assert "spark.scheduler.allocation.file" not in GateFleet([first])._spark_section().conf  # one gate
