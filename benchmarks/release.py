@@ -42,7 +42,7 @@ def quarantine(spark: Any, rows: int, path: Path) -> None:
 
     start = datetime(2026, 11, 1, tzinfo=UTC)
     error = F.struct(
-        F.lit("ForeignKeyRowCheck").alias("check"),
+        F.lit("foreign-key-row-check").alias("check"),
         F.lit("customer-known").alias("check-id"),
         F.lit("critical").alias("severity"),
     )

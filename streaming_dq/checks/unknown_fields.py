@@ -23,7 +23,7 @@ UNKNOWN_FIELDS_CHECK_ID = "unknown-fields"
 class UnknownFieldsCheck(NotNullCheck):
     """Fails a row whose unknown-fields column holds keys the source schema does not declare."""
 
-    check_name = "unknown-fields"
+    check_type = "unknown-fields"  # its own name in results and `_dq_errors`, not the parent's
 
     def __init__(self, column: str, severity: Severity) -> None:
         super().__init__(UNKNOWN_FIELDS_CHECK_ID, [column], severity)

@@ -86,10 +86,27 @@ def _exit_code(result: BatchValidationResult, fail_on: FailOn) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def _examples(result: BatchValidationResult, limit: int) -> list[dict[str, Any]]:
+def _examples(result: BatchValidationResult, limit: int, malformed: str | None) -> list[dict[str, Any]]:
+    """Failed rows as the quarantine shows them (#42): a malformed record's text as ``_dq_raw`` (not the
+    source's internal column), every timestamp in ISO 8601 with its offset."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import TimestampType
+
+    from streaming_dq.sink.schemas import RAW_COLUMN
+
     if limit <= 0:
         return []
-    return [row.asDict(recursive=True) for row in result.fail_df().limit(limit).collect()]
+    failed = result.fail_df()
+    shown = [
+        F.date_format(F.col(f"`{f.name}`"), "yyyy-MM-dd'T'HH:mm:ss.SSSXXX").alias(f.name)
+        if isinstance(f.dataType, TimestampType)
+        else F.col(f"`{f.name}`")
+        for f in failed.schema.fields
+    ]
+    rows = [row.asDict(recursive=True) for row in failed.select(*shown).limit(limit).collect()]
+    if malformed is None:
+        return rows
+    return [{(RAW_COLUMN if k == malformed else k): v for k, v in row.items()} for row in rows]
 
 
 def run_check(
@@ -137,7 +154,7 @@ def run_check(
         except (CheckEvaluationError, MissingReferenceDatasetError) as exc:
             typer.echo(f"error: {exc}", err=True)
             return EXIT_USAGE
-        shown = _examples(result, examples)
+        shown = _examples(result, examples, config.source.malformed_column if config else None)
         if as_json:
             typer.echo(json.dumps(_document(result, fail_on, shown), indent=2, default=str))
         else:

@@ -75,8 +75,10 @@ class BaseCheck(ABC):
 
     @property
     def name(self) -> str:
-        """The implementing class name, used as ``check`` in every result."""
-        return type(self).__name__
+        """The check's name as configs spell it (``null-check``), used as ``check`` in every result and in
+        ``_dq_errors`` (#42: one vocabulary; SparkDQ wrote the class name there); the class name for a check
+        no config registers."""
+        return self.check_type or type(self).__name__
 
     def description(self) -> dict[str, Any]:
         """``{check, check-id, severity, parameters}`` (and ``filter``, ``tolerance`` when set) for reports."""

@@ -125,7 +125,7 @@ class ValidationPlan:
         """(check name, check-id, base severity) per flag index (the malformed guard first, when present)."""
         out: list[tuple[str, str, Severity]] = []
         if self.malformed_column:
-            out.append(("MalformedRecord", MALFORMED_CHECK_ID, Severity.CRITICAL))
+            out.append((MALFORMED_CHECK_ID, MALFORMED_CHECK_ID, Severity.CRITICAL))
         out.extend((c.name, c.check_id, c.severity) for c in self.row_checks)
         return out
 

@@ -158,6 +158,21 @@ def test_check_reports_failed_checks_with_exit_1(spark: object, orders_file: tup
     never = CliRunner().invoke(app, ["check", str(config), "--data", str(data), "--fail-on", "never"])
     assert never.exit_code == 0, never.output
 
+    # one vocabulary (#42): the config's check names, `_dq_raw` as in the quarantine, times with their zone
+    shown = CliRunner().invoke(
+        app, ["check", str(config), "--data", str(data), "--json", "--examples", "30", "--fail-on", "never"]
+    )
+    examples = json.loads(shown.stdout)["failed_examples"]
+    assert examples and all(set(e) >= {"_dq_errors", "_dq_validation_ts"} for e in examples)
+    assert not [e for e in examples if "_corrupt_record" in e]
+    assert any(e.get("_dq_raw") for e in examples)  # the seed-9 file has malformed lines
+    assert all(
+        re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]+(Z|[+-]\d\d:\d\d)", e["_dq_validation_ts"]) for e in examples
+    )
+    names = {error["check"] for e in examples for error in e["_dq_errors"]}
+    assert names and all(re.fullmatch(r"[a-z-]+", n) for n in names), names
+    assert "malformed-record" in names and "null-check" in names, names
+
 
 def test_check_passes_clean_data_with_a_checks_file(spark: object, tmp_path: Path) -> None:
     checks = tmp_path / "checks.yaml"

@@ -111,7 +111,7 @@ def test_the_arrow_fast_path_routes_like_the_batch_engine(straddling) -> None:  
             strict=True,
         )
     )
-    assert errors[0] == [{"check": "NullCheck", "check-id": "name", "severity": "critical"}]
+    assert errors[0] == [{"check": "null-check", "check-id": "name", "severity": "critical"}]
     assert validated.passed.schema.names == ["id", "name", "ts"]
 
 

@@ -48,10 +48,10 @@ def test_tables_have_the_documented_columns(spark, tmp_path):
     q = table(tmp_path / "quarantine").sort_by("id").to_pylist()
     assert [r["id"] for r in q] == [2, None]
     assert q[0]["_dq_errors"] == [
-        {"check": "NullCheck", "check-id": "amount-present", "severity": "critical"}
+        {"check": "null-check", "check-id": "amount-present", "severity": "critical"}
     ]
     assert q[1]["_dq_errors"] == [
-        {"check": "MalformedRecord", "check-id": "malformed-record", "severity": "critical"}
+        {"check": "malformed-record", "check-id": "malformed-record", "severity": "critical"}
     ]
     assert q[1]["_dq_raw"] == '{"id": 4, "amount": '
     assert q[0]["_dq_raw"] is None

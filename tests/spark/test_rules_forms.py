@@ -54,7 +54,7 @@ def test_spark_and_arrow_forms_agree(spark: Any, data, breached, warned) -> None
     )
     ordinals = set(plan.regimes.ordinals)
     breached = frozenset(breached & ordinals)
-    agg_errors = {r: (ErrorEntry("RowCountMinCheck", "volume", "warning"),) for r in warned & ordinals}
+    agg_errors = {r: (ErrorEntry("row-count-min-check", "volume", "warning"),) for r in warned & ordinals}
     records = [
         (i, a, b, None if h is None else START + timedelta(hours=h), "{bad" if bad else None)
         for i, (a, b, h, bad) in enumerate(data)

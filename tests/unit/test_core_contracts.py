@@ -42,7 +42,7 @@ def test_normalize_severity_rejects_other_values(value: object) -> None:
 def test_description_reads_parameters_from_the_constructor() -> None:
     check = RowCountMinCheck("rows", min_count=5, severity=Severity.WARNING)
     assert check.description() == {
-        "check": "RowCountMinCheck",
+        "check": "row-count-min-check",  # the config's name (#42), not the class name
         "check-id": "rows",
         "severity": "warning",
         "parameters": {"min_count": 5},

@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 
-DRIFT_ERROR = ErrorEntry("SchemaDrift", DRIFT_CHECK_ID, "critical")
+DRIFT_ERROR = ErrorEntry(DRIFT_CHECK_ID, DRIFT_CHECK_ID, "critical")
 
 
 @dataclass(frozen=True)
