@@ -8,8 +8,11 @@ UUID, IPv4, ISO date, timestamp, URL, JSON) and ISO code list. :func:`suggest_ch
 check configs of this catalog, each with the observation it came from; :func:`render_yaml` writes them as
 a YAML checks file with one comment per rule.
 
-The suggestions describe the sample, not the truth: every one of them passes on the data it came from (the
-tests hold it to that), and each says what it was derived from so a person can keep, widen or drop it.
+The suggestions describe the sample, not the truth: each says what it was derived from so a person can keep,
+widen or drop it, and every one passes on the data it came from (the tests hold it to that), but for one
+thing: a value set allows only the values the data supports (each seen in at least ``min_share`` of the rows,
+and twice), and names the rarer ones it left out (``eur``, ``XXX``: the faults a sample holds), so the rows
+holding those fail it.
 Suggested bounds are written as ``warning`` so a new check set quarantines nothing until someone promotes
 it; NULL checks and keys are ``critical``.
 """
@@ -61,6 +64,7 @@ class ColumnProfile:
     min_length: int | None = None
     max_length: int | None = None
     values: list[Any] | None = None  # the distinct values, when at most max_values
+    counts: dict[Any, int] = field(default_factory=dict)  # rows per value in ``values``
     unique: bool = False  # every value distinct (counted exactly, for candidate keys only)
     formats: dict[str, int] = field(default_factory=dict)  # check name -> matching values
     codes: dict[str, int] = field(default_factory=dict)  # check name -> values in the code list
@@ -98,16 +102,32 @@ def _code_lists() -> dict[str, frozenset[str]]:
     return {"country-code-check": country_codes("alpha-2"), "currency-code-check": currency_codes("alpha-3")}
 
 
-def profile(df: DataFrame, *, sample_rows: int | None = 100_000, max_values: int = 20) -> list[ColumnProfile]:
-    """Profile (the first ``sample_rows`` rows of) ``df`` in one Spark job.
+#: Columns a source adds that are not the data's: Spark's malformed-record column and the gate's own.
+INTERNAL_PREFIXES = ("__dq", "_dq_")
+DEFAULT_SKIPPED = ("_corrupt_record",)
+
+
+def profile(
+    df: DataFrame,
+    *,
+    sample_rows: int | None = 100_000,
+    max_values: int = 20,
+    skip: Sequence[str] = DEFAULT_SKIPPED,
+) -> list[ColumnProfile]:
+    """Profile (the first ``sample_rows`` rows of) ``df`` in one Spark job, and one more over the candidate
+    keys and the value sets (exact distinct counts, rows per value).
 
     Args:
         df: The data.
         sample_rows: Rows to look at (None: all of them).
         max_values: Columns with at most this many distinct values get their value set.
+        skip: Columns that are not data (a source's malformed-record and unknown-fields columns); columns
+            named ``_dq_*`` are never profiled.
     """
     data = df.limit(sample_rows) if sample_rows else df
-    fields = [f for f in data.schema.fields if not f.name.startswith("__dq")]
+    fields = [
+        f for f in data.schema.fields if not f.name.startswith(INTERNAL_PREFIXES) and f.name not in skip
+    ]
     codes = _code_lists()
     aggs = [F.count(F.lit(1)).alias("__rows")]
     for i, f in enumerate(fields):
@@ -154,13 +174,22 @@ def profile(df: DataFrame, *, sample_rows: int | None = 100_000, max_values: int
         and not isinstance(f.dataType, T.FloatType | T.DoubleType)
         and p.kind in ("numeric", "string", "temporal")
     ]
-    if candidates:
+    sets = [p for p in out if p.values and p.kind in ("string", "numeric")]
+    if candidates or sets:
         exact = data.agg(
-            *[F.count_distinct(col(p.name)).alias(f"k{i}") for i, p in enumerate(candidates)]
+            F.lit(0).alias("__none"),
+            *[F.count_distinct(col(p.name)).alias(f"k{i}") for i, p in enumerate(candidates)],
+            *[
+                F.count_if(col(p.name) == F.lit(v)).alias(f"s{i}_{k}")
+                for i, p in enumerate(sets)
+                for k, v in enumerate(p.values or ())
+            ],
         ).first()
         assert exact is not None
         for i, p in enumerate(candidates):
             p.unique = int(exact[f"k{i}"]) == rows
+        for i, p in enumerate(sets):
+            p.counts = {v: int(exact[f"s{i}_{k}"]) for k, v in enumerate(p.values or ())}
     return out
 
 
@@ -180,9 +209,17 @@ def _outward(value: Any, up: bool) -> Any:
 
 
 def suggest_checks(
-    profiles: Sequence[ColumnProfile], *, max_values: int = 20, min_rows_for_sets: int = 30
+    profiles: Sequence[ColumnProfile],
+    *,
+    max_values: int = 20,
+    min_rows_for_sets: int = 30,
+    min_share: float = 0.01,
 ) -> list[Suggestion]:
-    """Check configs derived from ``profiles`` (see the module docstring for what each rule comes from)."""
+    """Check configs derived from ``profiles`` (see the module docstring for what each rule comes from).
+
+    A value set allows the values seen in at least ``min_share`` of the non-NULL rows (and at least twice):
+    rarer ones are left out and named in its reason.
+    """
     out: list[Suggestion] = []
     for p in profiles:
         slug = p.name.lower().replace(" ", "_").replace(".", "_")
@@ -273,25 +310,44 @@ def suggest_checks(
                         f"no empty string in {share}",
                     )
                 )
-        if (
-            p.values is not None
-            and p.kind in ("string", "numeric")
-            and 1 < len(p.values) <= max_values
-            and p.present >= min_rows_for_sets
-            and len(p.values) < p.present / 2
-        ):
-            out.append(
-                Suggestion(
-                    {
-                        "check": "is-contained-in-check",
-                        "check-id": f"{slug}-known-values",
-                        "allowed-values": {p.name: list(p.values)},
-                        "severity": "warning",
-                    },
-                    f"{len(p.values)} distinct values in {share}",
-                )
-            )
+        if p.values is not None and p.kind in ("string", "numeric") and p.present >= min_rows_for_sets:
+            found_set = _value_set(p, slug, share, max_values, min_share)
+            if found_set is not None:
+                out.append(found_set)
     return out
+
+
+def _value_set(
+    p: ColumnProfile, slug: str, share: str, max_values: int, min_share: float
+) -> Suggestion | None:
+    """An ``is-contained-in-check`` of the values the data supports, or None when fewer than two are."""
+    values = p.values or []
+    counts = p.counts or {v: p.present for v in values}  # without counts every value counts as supported
+    floor = max(2, math.ceil(min_share * p.present))
+    allowed = [v for v in values if counts.get(v, 0) >= floor]
+    rare = [v for v in values if counts.get(v, 0) < floor]
+    if not 1 < len(allowed) <= max_values or len(allowed) >= p.present / 2:
+        return None
+    reason = f"{len(allowed)} distinct values in {share}"
+    if rare:
+        left = ", ".join(
+            f"{v} ({_fmt(counts.get(v, 0))} {'row' if counts.get(v, 0) == 1 else 'rows'})" for v in rare
+        )
+        reason += f"; left out, each in fewer than {_fmt(floor)} rows: {left}"
+    config = {
+        "check": "is-contained-in-check",
+        "check-id": f"{slug}-known-values",
+        "allowed-values": {p.name: allowed},
+        "severity": "warning",
+    }
+    return Suggestion(config, reason)
+
+
+def _shown(value: Any) -> str:
+    """A value as a reason names it: quoted when it is empty or has spaces at its ends."""
+    if isinstance(value, str) and (not value or value != value.strip()):
+        return repr(value)
+    return str(value)
 
 
 def _in_past(value: Any) -> bool:

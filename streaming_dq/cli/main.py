@@ -123,8 +123,24 @@ def check(
 
 @app.command()
 def suggest(
-    data: Annotated[Path, typer.Option("--data", help="The file, folder or Delta table to profile.")],
-    data_format: Annotated[DataFormat, typer.Option("--format", help="Format of --data.")] = DataFormat.json,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data", help="The file, folder or Delta table to profile (default: --config's source)."
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="A gate config: its source's schema and options read the data as `run` does, and its "
+            "internal columns are skipped.",
+            metavar="CONFIG",
+        ),
+    ] = None,
+    data_format: Annotated[
+        DataFormat | None, typer.Option("--format", help="Format of --data (default: --config's, else json).")
+    ] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the checks here (default: print them).")
     ] = None,
@@ -135,34 +151,60 @@ def suggest(
         int,
         typer.Option("--max-values", min=1, help="Suggest a value set for columns with at most N values."),
     ] = 20,
+    min_share: Annotated[
+        float,
+        typer.Option(
+            "--min-share",
+            min=0,
+            max=1,
+            help="A value set allows the values seen in at least this share of the rows (rarer ones are named, "
+            "not allowed).",
+            metavar="SHARE",
+        ),
+    ] = 0.01,
 ) -> None:
     """Profile a sample of --data in one pass and write a YAML check set derived from it.
 
     Every rule carries a comment saying what it was derived from (NULL counts, min/max, distinct counts,
-    string lengths and formats, value sets, candidate keys). Bounds and value sets are warnings. Edit the
-    file, then `streaming-dq validate` it. Exit 0, 2 on a usage error.
+    string lengths and formats, value sets, candidate keys). Bounds and value sets are warnings. With
+    `--config`, the data is read with the gate's source schema and options (typed columns, not strings), from
+    its source folder unless `--data` says otherwise. Edit the file, then `streaming-dq validate` it. Exit 0,
+    2 on a usage or config error.
     """
     from streaming_dq.cli.checking import read_data
+    from streaming_dq.config.loader import load_gate_config
     from streaming_dq.config.sections import SparkSection
     from streaming_dq.runtime.session import build_spark_session
-    from streaming_dq.suggest import profile, render_yaml, suggest_checks
+    from streaming_dq.suggest import DEFAULT_SKIPPED, profile, render_yaml, suggest_checks
 
-    if "://" not in str(data) and not data.exists():
-        typer.echo(f"error: --data {data}: no such file or directory", err=True)
+    try:
+        gate = load_gate_config(config) if config is not None else None
+    except ConfigError as exc:
+        raise fail_config(problems_of(exc), as_json=False) from None
+    if data is None and (gate is None or gate.source.path is None):
+        typer.echo("error: --data: give the data to profile, or --config with a source path", err=True)
         raise typer.Exit(EXIT_USAGE)
+    where = data if data is not None else Path(str(gate.source.path if gate else ""))
+    fmt = data_format.value if data_format is not None else gate.source.format if gate else "json"
+    if "://" not in str(where) and not where.exists():
+        typer.echo(f"error: --data {where}: no such file or directory", err=True)
+        raise typer.Exit(EXIT_USAGE)
+    skipped = tuple(DEFAULT_SKIPPED)
+    if gate is not None:
+        skipped += (gate.source.malformed_column, gate.source.unknown_fields_column)
     session, own_session = build_spark_session(
-        SparkSection(), app_name="streaming-dq-suggest", delta=data_format.value == "delta"
+        gate.spark if gate else SparkSection(), app_name="streaming-dq-suggest", delta=fmt == "delta"
     )
     try:
         profiles = profile(
-            read_data(session, data, data_format.value, None), sample_rows=sample_rows, max_values=max_values
+            read_data(session, where, fmt, gate), sample_rows=sample_rows, max_values=max_values, skip=skipped
         )
     finally:
         if own_session:
             session.stop()
-    suggestions = suggest_checks(profiles, max_values=max_values)
+    suggestions = suggest_checks(profiles, max_values=max_values, min_share=min_share)
     rows = profiles[0].rows if profiles else 0
-    text = render_yaml(suggestions, source=str(data), rows=rows)
+    text = render_yaml(suggestions, source=str(where), rows=rows)
     if output is None:
         typer.echo(text, nl=False)
         return

@@ -55,3 +55,12 @@ def test_the_readme_yaml_commands_run(tmp_path: Path) -> None:
     done = subprocess.run([str(exe), "validate", str(config)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("ok: gate 'orders'")
+    # the README's suggest line as written (#42: `--data landing/` pointed nowhere), on the copy of the job
+    (line,) = [x for x in (REPO / "README.md").read_text(encoding="utf-8").splitlines() if " suggest " in x]
+    command = line.split("#")[0].split()
+    assert command[0] == ".venv/bin/streaming-dq", line
+    args = [a.replace("jobs/orders/", f"{job}/") for a in command[1:]]
+    suggested = subprocess.run([str(exe), *args], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert suggested.returncode == 0, suggested.stderr[-3000:]
+    text = (tmp_path / "checks.yaml").read_text(encoding="utf-8")
+    assert "amount-range" in text and "_corrupt_record" not in text, text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -89,3 +90,31 @@ def test_the_profile_sees_nulls_lengths_formats_and_values(spark) -> None:  # ty
     assert all(s.reason for s in suggestions)
     empty = suggest_checks(profile(df.limit(0)))
     assert empty == []
+
+
+def test_suggest_from_a_gate_config_reads_typed_columns_skips_internal_ones_and_names_rare_values(
+    spark, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """#42: suggest on the orders job typed `amount` and `order_ts` as strings, suggested checks on Spark's
+    `_corrupt_record`, and allowed `currency: [BTC, EUR, GBP, USD, XXX, eur]`."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from jobs_support import make_orders_job
+
+    config, _ = make_orders_job(tmp_path, batches=3, rows=400, seed=3)
+    out = tmp_path / "checks.yaml"
+    result = CliRunner().invoke(app, ["suggest", "--config", str(config), "-o", str(out)])  # data: its source
+    assert result.exit_code == 0, result.output
+    text = out.read_text(encoding="utf-8")
+    checks = {c["check-id"]: c for c in yaml.safe_load(text)["checks"]}
+    assert not [c for c in checks if "corrupt" in c], sorted(checks)
+    assert checks["amount-range"]["check"] == "numeric-between-check"  # typed by the config's schema
+    assert "order_ts-not-future" in checks
+    allowed = checks["currency-known-values"]["allowed-values"]["currency"]
+    assert set(allowed) <= {"EUR", "GBP", "USD", "CHF", "SEK", "PLN", "DKK"}, allowed  # only real currencies
+    lines = text.splitlines()
+    reason = lines[next(i for i, line in enumerate(lines) if "currency-known-values" in line) - 1]
+    assert re.search(r"; left out, each in fewer than \d+ rows: .*(XXX|eur|BTC) \(\d+ rows?\)", reason), (
+        reason
+    )
