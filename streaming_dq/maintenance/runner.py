@@ -124,8 +124,8 @@ def _maintain_one(
         if metrics is not None and policy.roll_up_after is not None:
             store, gate = metrics
             done["rolled_up"] = store.roll_up(gate, before=now - policy.roll_up_after)
-        if policy.compact:
-            z_order = policy.z_order if role in ZORDER_ROLES else ()
+        z_order = policy.z_order if role in ZORDER_ROLES else ()
+        if policy.compact and (files_before > 1 or z_order):  # one file: nothing to bin-pack, no job run
             c = writer.compact(target, target_size=policy.target_file_size, z_order=z_order)
             done["compacted"] = (c.files_removed, c.files_added)
         if policy.log_retention is not None and writer.log_retention(target) != policy.log_retention:

@@ -350,3 +350,23 @@ def test_z_order_rewrites_the_table_by_the_columns_and_keeps_the_transactions(tm
     with pytest.raises(ConfigError, match=r"Z-order column\(s\) order_ts not in the pass table") as info:
         z_order_columns(["order_ts"], ["id", "batch"])
     assert info.value.field_path == "maintenance.z-order-by"
+
+
+def test_a_table_of_one_file_is_not_compacted_at_all(tmp_path: Path) -> None:
+    """#42 item 8: with Spark's writer every OPTIMIZE runs Spark jobs (the first ~9 s of Delta's log replay in a
+    new JVM, then 1-3 s a table), even when there is nothing to bin-pack: a table of one file is left alone."""
+
+    class Counting(DeltaRsWriter):
+        compactions = 0
+
+        def compact(self, target, **kw):  # type: ignore[no-untyped-def]
+            Counting.compactions += 1
+            return super().compact(target, **kw)
+
+    writer, target = Counting(), DeltaTarget(str(tmp_path / "pass"))
+    writer.write_once(target, pa.table({"id": [1], "batch": [0]}, schema=SCHEMA), AppTransaction("g:q", 0))
+    (one,) = maintain(writer, {"pass": target}, MaintenancePolicy(checkpoint=False)).tables
+    assert (one.files_before, one.compacted, Counting.compactions) == (1, None, 0)
+    writer.write_once(target, pa.table({"id": [2], "batch": [1]}, schema=SCHEMA), AppTransaction("g:q", 1))
+    (two,) = maintain(writer, {"pass": target}, MaintenancePolicy(checkpoint=False)).tables
+    assert (two.files_before, two.compacted, Counting.compactions) == (2, (2, 1), 1)
