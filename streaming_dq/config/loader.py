@@ -91,11 +91,21 @@ def expand_env(
             return value
         if has_default:
             return default
-        reason = f"environment variable {name!r} is not set (write ${{{name}:-default}} to give a default)"
+        reason = f"environment variable {name!r} is not set" + _unset_hint(name, loc)
         missing.append(ConfigError(reason, source=source, field_path=format_loc(loc) or None))
         return match.group(0)
 
     return _VARIABLE.sub(substitute, data), missing
+
+
+def _unset_hint(name: str, loc: tuple[str | int, ...]) -> str:
+    """What to do about an unset variable: a default, unless the field holds a secret, which must come from
+    the job's environment and never be written into the file (#42: the hint suggested writing a default)."""
+    from streaming_dq.tables.storage import SHOWN_KEYS
+
+    if "storage-options" in loc and str(loc[-1]).lower() not in SHOWN_KEYS:
+        return f": it holds a secret, so set {name} in the job's environment (never a default in the file)"
+    return f" (write ${{{name}:-default}} to give a default)"
 
 
 # --- paths ------------------------------------------------------------------------------------------------------

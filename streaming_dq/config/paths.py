@@ -83,7 +83,7 @@ def _store_problems(config: GateConfig) -> list[tuple[str, str | None]]:
     """The gate's tables on S3 whose commits would not be safe, then (when they are) the tables and Delta
     references on an object store that the store refuses (a missing bucket, refused credentials, no answer),
     each bucket asked once, with no secret in the reason."""
-    from streaming_dq.tables.storage import store_problem, unsafe_commit_problem
+    from streaming_dq.tables.storage import refused_option, store_problem, unsafe_commit_problem
 
     roles = config.tables()
     places = [(f"targets.{role}", t.uri, dict(t.storage_options)) for role, t in roles.items()]
@@ -108,9 +108,25 @@ def _store_problems(config: GateConfig) -> list[tuple[str, str | None]]:
             continue
         bucket = (uri.split("://", 1)[-1].split("/", 1)[0], repr(sorted(options.items())))
         if bucket not in asked:  # one answer per bucket and options: the same refusal is not repeated
-            asked[bucket] = store_problem(uri, options)
-            found.append((field, asked[bucket]))
+            asked[bucket] = problem = store_problem(uri, options)
+            key = refused_option(problem, options) if problem else None
+            if key is None:
+                found.append((field, problem))
+            else:  # a refused secret is the option's fault, not the table's (#42)
+                found.append((f"{_options_field(config, field, key)}.{key}", f"{problem} ({field})"))
     return found
+
+
+def _options_field(config: GateConfig, field: str, key: str) -> str:
+    """The ``storage-options`` section that gives ``key`` to the location of ``field``: its own, else the
+    gate-wide one."""
+    if field.startswith("targets."):
+        return "targets.storage-options" if key in config.targets.storage_options else "storage-options"
+    if field.startswith("reference-datasets."):
+        name = field.split(".")[1]
+        own = config.reference_datasets[name].storage_options
+        return f"reference-datasets.{name}.storage-options" if key in own else "storage-options"
+    return "source.storage-options" if key in config.source.storage_options else "storage-options"
 
 
 def path_problems(config: GateConfig) -> list[ConfigError]:

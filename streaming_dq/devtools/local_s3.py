@@ -133,3 +133,45 @@ def local_s3(
         yield server
     finally:
         stop_group(process)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m streaming_dq.devtools.local_s3``: an S3 server on 127.0.0.1 for trying a gate's tables on
+    a store without a cloud account; prints the settings a config needs, and runs until Ctrl-C (its objects
+    live in memory and go with it)."""
+    import argparse
+    import tempfile
+    import time
+
+    parser = argparse.ArgumentParser(
+        prog="python -m streaming_dq.devtools.local_s3", description=main.__doc__
+    )
+    parser.add_argument("--bucket", action="append", help="a bucket to create (repeatable; default: lake)")
+    parser.add_argument("--workdir", type=Path, help="where its log goes (default: a temporary folder)")
+    args = parser.parse_args(argv)
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="streaming-dq-s3-"))
+    buckets = tuple(args.bucket or ["lake"])
+    with local_s3(workdir, buckets=buckets) as s3:
+        print(
+            f"an S3 server at {s3.endpoint}, buckets {', '.join(buckets)}; in the shell that runs the gate:\n"
+            f"  export DQ_S3_KEY={s3.access_key} DQ_S3_SECRET={s3.secret_key}\n"
+            "and in the gate's config:\n"
+            "storage-options:\n"
+            f"  AWS_ENDPOINT_URL: {s3.endpoint}\n"
+            f"  AWS_REGION: {s3.region}\n"
+            '  AWS_ALLOW_HTTP: "true"\n'
+            "  aws_conditional_put: etag\n"
+            "  AWS_ACCESS_KEY_ID: ${DQ_S3_KEY}\n"
+            "  AWS_SECRET_ACCESS_KEY: ${DQ_S3_SECRET}\n"
+            f"(tables at s3://{buckets[0]}/...; Ctrl-C stops the server and its objects are gone)",
+            flush=True,
+        )
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -22,6 +22,7 @@ __all__ = [
     "mask",
     "merged",
     "redacted",
+    "refused_option",
     "secret_values",
     "spark_uri",
     "store_problem",
@@ -241,6 +242,28 @@ _REFUSED = {
     "ExpiredToken": "the session token has expired",
     "InvalidToken": "the session token is not valid",
 }
+
+
+#: The storage option a refusal points at, by the store's code (the key as delta-rs spells it, lower case).
+_REFUSED_OPTION = {
+    "InvalidAccessKeyId": "aws_access_key_id",
+    "SignatureDoesNotMatch": "aws_secret_access_key",
+    "ExpiredToken": "aws_session_token",
+    "InvalidToken": "aws_session_token",
+    "AuthorizationFailure": "azure_storage_account_key",
+}
+
+
+def refused_option(problem: str, options: Mapping[str, str]) -> str | None:
+    """The key of ``options``, as written, that a :func:`store_problem` answer blames (the secret key for a
+    signature the store refused ...), or None when it blames no option or the key is not among them.
+
+    Example:
+        >>> refused_option("... (SignatureDoesNotMatch) for bucket 'lake'", {"AWS_SECRET_ACCESS_KEY": "x"})
+        'AWS_SECRET_ACCESS_KEY'
+    """
+    wanted = next((key for code, key in _REFUSED_OPTION.items() if f"({code})" in problem), None)
+    return next((k for k in options if k.lower() == wanted), None) if wanted else None
 
 
 def store_problem(uri: str, options: Mapping[str, str]) -> str | None:

@@ -38,9 +38,14 @@ def test_the_worked_example_and_the_audit_run_as_written(tmp_path: Path) -> None
     copy = tmp_path / "orders-example"
     script = f"\necho '{MARK}'\n".join([*example, audit[0]])
     assert "cp -r jobs/orders /tmp/orders-example" in script
-    script = script.replace("cp -r jobs/orders ", f"cp -r {source} ").replace("/tmp/orders-example", str(copy))
+    script = script.replace("cp -r jobs/orders ", f"cp -r {source} ").replace(
+        "/tmp/orders-example", str(copy)
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    env |= {"COLUMNS": "200", "PATH": "/usr/local/bin:/usr/bin:/bin"}  # no venv on the PATH: the doc's `source`
+    env |= {
+        "COLUMNS": "200",
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+    }  # no venv on the PATH: the doc's `source`
     # as a person types them: a release that leaves rows quarantined exits 1 and the next command still runs
     # (each command's output is checked below)
     done = subprocess.run(

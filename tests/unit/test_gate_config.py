@@ -226,7 +226,28 @@ def test_an_unset_variable_without_default_names_its_field(
         write(tmp_path, MINIMAL.replace("checkpoint: state", "checkpoint: ${DQ_NOT_SET}/cp"))
     )
     assert error.field_path == "checkpoint"
-    assert "environment variable 'DQ_NOT_SET' is not set" in error.reason
+    assert (
+        error.reason
+        == "environment variable 'DQ_NOT_SET' is not set (write ${DQ_NOT_SET:-default} to give a default)"
+    )
+
+
+def test_an_unset_secret_is_never_offered_a_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#42: the hint suggested writing a default secret into the file."""
+    monkeypatch.delenv("DQ_NO_SECRET", raising=False)
+    monkeypatch.delenv("DQ_NO_REGION", raising=False)
+    text = (
+        MINIMAL
+        + "storage-options:\n  AWS_SECRET_ACCESS_KEY: ${DQ_NO_SECRET}\n  AWS_REGION: ${DQ_NO_REGION}\n"
+    )
+    problems = {field: reason for _, field, reason in problems_of(write(tmp_path, text))}
+    assert problems["storage-options.AWS_SECRET_ACCESS_KEY"] == (
+        "environment variable 'DQ_NO_SECRET' is not set: it holds a secret, so set DQ_NO_SECRET in the job's "
+        "environment (never a default in the file)"
+    )
+    assert problems["storage-options.AWS_REGION"].endswith(
+        "(write ${DQ_NO_REGION:-default} to give a default)"
+    )
 
 
 def test_processing_time_trigger(tmp_path: Path) -> None:

@@ -215,3 +215,38 @@ def test_the_source_s_own_options_override_the_gate_wide_ones_and_reach_spark_fo
     assert settings["fs.s3a.bucket.landing-zone.access.key"] == "AKIA-SOURCE"
     assert settings["fs.s3a.bucket.landing-zone.secret.key"] == SECRET
     assert settings["fs.s3a.bucket.lake.access.key"] == "AKIA-GATE"  # the tables keep the gate-wide keys
+
+
+def test_the_documented_local_s3_server_prints_settings_a_delta_table_works_with(tmp_path: Path) -> None:
+    """#42: the S3 server the tests use was not documented for users. docs/deploy.md's command runs it; the
+    settings it prints (endpoint, allow-http, commit mode, keys) take a Delta table there and back."""
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    import pyarrow as pa
+    import yaml
+    from deltalake import DeltaTable, write_deltalake
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "deploy.md").read_text(encoding="utf-8")
+    assert "python -m streaming_dq.devtools.local_s3" in doc
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streaming_dq.devtools.local_s3", "--workdir", str(tmp_path)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        lines: list[str] = []
+        while not lines or not (lines[-1].startswith("(tables at") or lines[-1] == ""):
+            lines.append(server.stdout.readline())
+        text = "".join(lines)
+        exported = dict(re.findall(r"(DQ_S3_\w+)=(\S+)", text))
+        block = text[text.index("storage-options:\n") : text.index("(tables at")]
+        options = {k: str(v) for k, v in yaml.safe_load(block)["storage-options"].items()}
+        options = {k: exported.get(v.strip("${}"), v) for k, v in options.items()}
+        write_deltalake("s3://lake/t", pa.table({"x": [1, 2]}), storage_options=options)
+        assert DeltaTable("s3://lake/t", storage_options=options).to_pyarrow_table().num_rows == 2
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=60) == 0
