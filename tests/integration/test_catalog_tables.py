@@ -87,13 +87,13 @@ def test_a_stream_into_catalog_named_tables_is_read_back_by_name_and_by_location
     setup = run(sys.executable, str(HELPER), "setup", str(spark_config), cwd=tmp_path)
     assert setup.returncode == 0, setup.stderr[-3000:]
 
-    first = run(str(CLI), "run", str(spark_config), cwd=tmp_path)
+    first = run(str(CLI), "run", str(spark_config), "--fail-on", "never", cwd=tmp_path)
     assert first.returncode == 0, first.stderr[-3000:]
     assert "from sales.orders_raw (catalog)" in first.stdout, first.stdout
     assert "pass table: sales.orders_pass (catalog)" in first.stdout, first.stdout
     # a second gate on the same catalog, with delta-rs: the tables exist, it finds them by name
     rs_config = write_config(tmp_path, "delta-rs", gate="orders_rs", writer="delta-rs")
-    second = run(str(CLI), "run", str(rs_config), cwd=tmp_path)
+    second = run(str(CLI), "run", str(rs_config), "--fail-on", "never", cwd=tmp_path)
     assert second.returncode == 0, second.stderr[-3000:]
 
     # #42: `metrics` said "the metrics table table:sales.orders_metrics does not exist yet" after this run

@@ -100,22 +100,25 @@ def test_maintenance_and_optimize_from_other_processes_lose_and_duplicate_nothin
     with background_run(config, log, env=env, cwd=tmp_path, timeout=900) as run:
         for k, f in enumerate(files):
             os.replace(hold / f.name, f)  # the gate's next batch starts within its trigger interval ...
-            if k > 0:  # ... while the other writers compact what the earlier batches wrote
+            # ... while the other writers compact what the earlier batches wrote. Spark's OPTIMIZE first, from
+            # this process (not on Azure: Spark's ABFS connector is not set up here; nor beside a Spark-writer
+            # gate, whose `maintain` is Spark's OPTIMIZE already): it finds the last compaction's file and the
+            # last batch's, so it compacts (after `maintain` it often found one file and committed nothing)
+            if k > 1 and where in ("local", "s3"):
+                spark = request.getfixturevalue("spark")
+                for key, value in hadoop_options(passed, options or {}).items():  # S3A's, per bucket
+                    spark.conf.set(key, value)
+                # on S3 through the conditional LogStore
+                row = spark.sql(f"OPTIMIZE delta.`{spark_uri(passed)}`").collect()[0]
+                optimized += int(row["metrics"]["numFilesRemoved"]) > 0
+            # with Spark's writer each `maintain` is a Spark application (~40 s here): one, beside batch 1
+            if k > 0 and (where != "s3-spark-writer" or k == 1):
                 done = subprocess.run(
                     [str(CLI), "maintain", str(config), "--vacuum", "7 days", "--json"],
                     capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
                 )  # fmt: skip
                 assert done.returncode == 0, done.stdout + done.stderr
                 maintained += 1
-                # Spark's OPTIMIZE from this process too; not on Azure (Spark's ABFS connector is not set up
-                # here), nor beside a Spark-writer gate, whose `maintain` above is Spark's OPTIMIZE already
-                if where in ("local", "s3"):
-                    spark = request.getfixturevalue("spark")
-                    for key, value in hadoop_options(passed, options or {}).items():  # S3A's, per bucket
-                        spark.conf.set(key, value)
-                    # on S3 through the conditional LogStore
-                    spark.sql(f"OPTIMIZE delta.`{spark_uri(passed)}`").collect()
-                    optimized += 1
             deadline = time.monotonic() + 300
             while batches_in(results, options) <= k and time.monotonic() < deadline and run.poll() is None:
                 time.sleep(0.2)
@@ -126,12 +129,15 @@ def test_maintenance_and_optimize_from_other_processes_lose_and_duplicate_nothin
     quarantined = read_table(f"{tables}/orders_quarantine", storage_options=options).num_rows
     context = f"maintained {maintained}, optimized {optimized}; log:\n{log.read_text()[-3000:]}"
     assert pass_rows + quarantined == summary["records"], context  # nothing lost, nothing twice
-    assert maintained == batches - 1, context
+    assert maintained == (1 if where == "s3-spark-writer" else batches - 1), context
     operations = [str(h["operation"]) for h in history(passed, options)]
     first_maintenance = operations.index("OPTIMIZE")
     assert "WRITE" in operations[first_maintenance:], (operations, context)  # the gate wrote after it
     engines = {str(h.get("engineInfo", "")).split("/")[0] for h in history(passed, options)}
     assert where == "azure" or "Apache-Spark" in engines, (engines, context)
+    assert optimized > 0 or where not in ("local", "s3"), (
+        context
+    )  # Spark's OPTIMIZE compacted beside the gate
     if where == "s3-spark-writer":  # Spark's writer and delta-rs committed batches to the same S3 tables
         quarantine_engines = {
             str(h.get("engineInfo", "")).split("/")[0].split(":")[0]

@@ -52,7 +52,7 @@ def test_a_second_job_on_the_checkpoint_stops_in_one_line_and_every_row_lands_on
         assert "starting Spark" not in second.stdout  # refused before Spark (and the metrics port)
         interrupt(first, log)
     # the first job's successor drains the rest (in this process, on the test session)
-    resumed = CliRunner().invoke(app, ["run", str(config), "--available-now"])
+    resumed = CliRunner().invoke(app, ["run", str(config), "--available-now", "--fail-on", "never"])
     assert resumed.exit_code == 0, resumed.stdout + resumed.stderr[-3000:]
     ids = order_ids(tables / "orders_pass") + order_ids(tables / "orders_quarantine")
     assert len(ids) == summary["records"]
