@@ -113,7 +113,7 @@ class QuarantineFollower:
         gate: str,
         *,
         storage_options: Mapping[str, str] | None = None,
-        every: float = 30.0,
+        every: float = 10.0,
         clock: Any = None,
     ) -> None:
         import time

@@ -367,7 +367,7 @@ class GateRun:
 
     def follow(self) -> None:
         """Report the batches the server committed since the last look (Spark Connect only), and the releases
-        and discards of the gate's quarantine that finished (every 30 s)."""
+        and discards of the gate's quarantine that finished (every 10 s)."""
         if self._quarantine is not None and self.metrics is not None:
             for kind, counts in self._quarantine.poll():
                 self.metrics.record_quarantine(kind, counts)

@@ -66,7 +66,7 @@ def test_sigkill_a_release_while_the_stream_runs_then_rerun_releases_each_row_on
 ) -> None:
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
-    config, summary = make_orders_job(tmp_path, batches=8, rows=120)
+    config, summary = make_orders_job(tmp_path, batches=5, rows=80)  # ~4 chunks to kill the release in
     text = config.read_text(encoding="utf-8")
     if writer == "spark":  # Spark's writer commits every batch itself, however small
         text = text.replace("  writer: delta-rs", "  driver-commit-rows: 0\n  writer: spark")
