@@ -54,7 +54,9 @@ Options:
   --driver-script PATH  driver.py as spark-submit should see it (default: ${script_dir}/driver.py;
                         e.g. local:///opt/streaming-dq/driver.py inside an image)
   --available-now       Drain what the source holds, then stop (streaming-dq run --available-now)
-  --timeout SECONDS     Stop the stream after this many seconds (streaming-dq run --timeout)
+  --timeout DURATION    Stop the stream after this long: 300, '5 min' (streaming-dq run --timeout)
+  --fail-on LEVEL       Exit 1 when a check of this severity failed: critical (default), warning, never
+                        (streaming-dq run --fail-on; a stream that fails exits 1 whatever the level)
   --no-check            Do not check CONFIG locally before submitting
   --dry-run             Print the spark-submit command instead of running it
   -h, --help            Print this help
@@ -155,6 +157,7 @@ while [[ $# -gt 0 ]]; do
     --fetched-jars) fetched_jars=true; shift ;;
     --driver-script) need_value "$@"; driver_script="$2"; shift 2 ;;
     --timeout) need_value "$@"; run_args+=(--timeout "$2"); shift 2 ;;
+    --fail-on) need_value "$@"; run_args+=(--fail-on "$2"); shift 2 ;;
     --available-now) run_args+=(--available-now); shift ;;
     --no-check) check=false; shift ;;
     --dry-run) dry_run=true; shift ;;

@@ -66,7 +66,8 @@ def run_sql(
 
     config = load_gate_config(config_path)
     with_tables(statement, config)  # a {role} the gate lacks is refused before Spark starts
-    with opened_gate(config, "sql", spark=True, writer="spark", progress=progress) as opened:
+    # names stay names: {pass} of a catalog table is its name, and CREATE SCHEMA runs before any table exists
+    with opened_gate(config, "sql", spark=True, writer="spark", progress=progress, resolve=False) as opened:
         frame = opened.require_session().sql(with_tables(statement, opened.config))
         rows = [row.asDict(recursive=True) for row in frame.limit(limit + 1).collect()]
         columns = frame.columns

@@ -58,11 +58,13 @@ def opened_gate(
     spark: bool = False,
     writer: str | None = None,
     progress: Progress | None = None,
+    resolve: bool = True,
 ) -> Iterator[OpenedGate]:
     """``config`` with its catalog table names answered by the session's catalog, as ``run`` answers them.
 
     A session is started when ``spark`` is true or the config names catalog tables (one already active is
-    used and left running); the one started here is stopped on the way out, however the block ends.
+    used and left running); the one started here is stopped on the way out, however the block ends. Without
+    ``resolve`` the names are left as names (``sql``: its ``CREATE SCHEMA`` comes before the tables exist).
 
     Raises:
         ConfigError: a catalog name the catalog does not know (one line per field).
@@ -81,7 +83,7 @@ def opened_gate(
         config, app_name=f"streaming-dq-{what}-{config.gate.name}", writer=writer
     )
     try:
-        yield OpenedGate(resolve_catalog_tables(config, session), session)
+        yield OpenedGate(resolve_catalog_tables(config, session) if resolve else config, session)
     finally:
         if created:
             session.stop()

@@ -67,18 +67,17 @@ def table_rows(s3: S3Server, uri: str) -> list[dict[str, object]]:
 def test_a_job_streams_into_tables_on_the_store_and_its_secret_appears_nowhere(
     tmp_path: Path, s3: S3Server, writer: str
 ):
-    """delta-rs commits from the driver, the checkpoint on local disk; Spark's writer commits through S3A
-    with the streaming checkpoint on the store too."""
+    """delta-rs commits from the driver, Spark's writer through S3A; the streaming checkpoint is on the store
+    with either (and so is the lease that keeps a second job off it)."""
     config, summary = make_orders_job(tmp_path, batches=2, rows=30)
     in_order(summary["files"])
     tables = f"s3://lake/orders-{tmp_path.name}"
     on_the_store(config, s3, tables)
-    if writer == "spark":
-        text = config.read_text(encoding="utf-8")
-        assert "writer: delta-rs" in text and "checkpoint: data/state/orders" in text
-        text = text.replace("writer: delta-rs", "writer: spark")
-        text = text.replace("checkpoint: data/state/orders", f"checkpoint: {tables}/checkpoint")
-        config.write_text(text, encoding="utf-8")
+    # the streaming checkpoint on the store too, with either writer (Spark keeps it through S3A; #42 item 10)
+    text = config.read_text(encoding="utf-8")
+    assert "writer: delta-rs" in text and "checkpoint: data/state/orders" in text
+    text = text.replace("checkpoint: data/state/orders", f"checkpoint: {tables}/checkpoint")
+    config.write_text(text.replace("writer: delta-rs", f"writer: {writer}"), encoding="utf-8")
     # the reference on the store too, at s3:// as the tables (#42: Spark said `No FileSystem for scheme "s3"`)
     reference = f"orders-{tmp_path.name}/reference/customers.csv"
     s3.client().upload_file(str(tmp_path / "data" / "reference" / "customers.csv"), "lake", reference)
@@ -110,14 +109,13 @@ def test_a_job_streams_into_tables_on_the_store_and_its_secret_appears_nowhere(
             exposition = response.read().decode()
         assert "streaming_dq_rows_total{" in exposition and 'gate="orders"' in exposition, exposition[:2000]
         # the same config again, beside it (#41): refused in one line before Spark (the lease is an object on
-        # the store for Spark's writer, whose checkpoint is there; a local flock for delta-rs's)
+        # the store, beside the checkpoint)
         second = subprocess.run(
             [str(CLI), "run", str(config)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300
         )
         assert second.returncode == 2, second.stdout + second.stderr
         (line,) = second.stderr.strip().splitlines()
-        where = f"{tables}/checkpoint" if writer == "spark" else str(tmp_path / "data" / "state" / "orders")
-        assert line.startswith(f"error: checkpoint {where} is in use by another job (host "), line
+        assert line.startswith(f"error: checkpoint {tables}/checkpoint is in use by another job (host "), line
         assert f"pid {run.pid}, since" in line
         assert secret not in second.stdout + second.stderr
         interrupt(run, log)
@@ -130,9 +128,9 @@ def test_a_job_streams_into_tables_on_the_store_and_its_secret_appears_nowhere(
     assert passed_customers and None not in passed_customers  # known to the reference read from the store
     assert not (tmp_path / "data" / "tables").exists()  # nothing went to local disk
     keys = s3.keys("lake", f"orders-{tmp_path.name}/")
-    on_store = set(ROLES.values()) | {"reference"} | ({"checkpoint"} if writer == "spark" else set())
+    on_store = set(ROLES.values()) | {"reference", "checkpoint"}
     assert {k.split("/")[1] for k in keys} == on_store
-    assert not (tmp_path / "data" / "state").exists() or writer == "delta-rs"
+    assert not (tmp_path / "data" / "state").exists()
     from deltalake import DeltaTable
 
     pass_history = DeltaTable(f"{tables}/orders_pass", storage_options=s3.storage_options()).history()
