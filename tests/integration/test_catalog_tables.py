@@ -90,6 +90,7 @@ def test_a_stream_into_catalog_named_tables_is_read_back_by_name_and_by_location
     first = run(str(CLI), "run", str(spark_config), "--fail-on", "never", cwd=tmp_path)
     assert first.returncode == 0, first.stderr[-3000:]
     assert "from sales.orders_raw (catalog)" in first.stdout, first.stdout
+    assert "Failed to get database" not in first.stderr, first.stderr[-3000:]  # the metastore's notices (#42)
     assert "pass table: sales.orders_pass (catalog)" in first.stdout, first.stdout
     # a second gate on the same catalog, with delta-rs: the tables exist, it finds them by name
     rs_config = write_config(tmp_path, "delta-rs", gate="orders_rs", writer="delta-rs")
@@ -102,13 +103,6 @@ def test_a_stream_into_catalog_named_tables_is_read_back_by_name_and_by_location
     lines = json.loads(shown_metrics.stdout)["metrics"]
     assert {line["check"] for line in lines} >= {"some-rows"}, lines
     assert "starting Spark (local[2]) for metrics" in shown_metrics.stderr  # a long step says so
-    # the audit of docs/quarantine.md, in the gate's own session: {quarantine} is the gate's table, by name
-    audit = run(
-        str(CLI), "sql", str(spark_config), "SELECT count(*) AS n FROM {quarantine}", "--json", cwd=tmp_path
-    )
-    assert audit.returncode == 0, audit.stderr[-3000:]
-    assert json.loads(audit.stdout)["rows"] == [{"n": 2 * len(FAILING)}], audit.stdout
-
     read = run(sys.executable, str(HELPER), "read", str(spark_config), cwd=tmp_path)
     assert read.returncode == 0, read.stderr[-3000:]
     tables = json.loads(read.stdout)

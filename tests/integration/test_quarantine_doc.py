@@ -57,6 +57,7 @@ def test_the_worked_example_and_the_audit_run_as_written(tmp_path: Path) -> None
 
     dry = [line for line in before.splitlines() if line.startswith("customer-known")]
     assert dry and re.search(r"\b0 would be released\s+[1-9][\d,]* would still fail", dry[0]), before
+    assert before.rstrip().endswith("[exit 1]"), before  # rows would still fail: the data failed
     assert "customers added to the reference" in after
     released = re.search(r"release (\S+): ([\d,]+) row\(s\) released", after)
     assert released and int(released.group(2).replace(",", "")) > 0, after

@@ -94,6 +94,9 @@ def test_run_drains_an_orders_landing_folder_into_pass_and_quarantine(tmp_path: 
         by_hand.stdout
     )
     assert re.search(r"^metrics .*nothing to roll up", by_hand.stdout, re.M), by_hand.stdout
+    assert re.search(r"^orders: pass maintained \([\d.]+ s\)$", by_hand.stderr, re.M), (
+        by_hand.stderr
+    )  # progress
     assert read_table(str(tables / "orders_pass")).num_rows == passed.num_rows
 
 
