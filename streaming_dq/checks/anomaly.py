@@ -55,6 +55,7 @@ from streaming_dq.checks.metric import (
 from streaming_dq.checks.wording import number
 from streaming_dq.core.base_check import BaseCheck, ObservableAggregateCheck
 from streaming_dq.core.base_config import BaseAggregateCheckConfig, kebab
+from streaming_dq.core.history import batch_history
 from streaming_dq.core.modes import BandKind, Direction, Season
 from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
@@ -164,7 +165,6 @@ class AnomalyCheck(ObservableAggregateCheck):
         self.column_kind = type(self.source).column_kind  # type: ignore[misc]
         #: Batch-scoped: the last ``batches`` committed batches' values are the baseline (set by the gate).
         self.batches = batches
-        self.batch_history: list[float] = []
         if batches is not None:
             windows = batches
             if season != "none":
@@ -235,14 +235,15 @@ class AnomalyCheck(ObservableAggregateCheck):
         self, states: Mapping[str, Any], *, multiplier: float = 1.0
     ) -> AggregateEvaluationResult:
         """A batch-scoped check's verdict: this batch's metric (times ``multiplier``) against
-        :attr:`batch_history` (the gate keeps it: the committed batches before this one)."""
+        the committed batches before this one (:func:`~streaming_dq.core.history.batch_history`: the gate
+        passes them to the run)."""
         if self.batches is None:
             raise InternalError(f"anomaly check {self.check_id!r} is judged per window, by the accumulator")
         raw = self.metric_value(states)
         adjusted = raw * multiplier if raw is not None and not math.isnan(raw) else raw
         verdict = judge_anomaly(
             adjusted,
-            self.batch_history[-self.windows :],
+            batch_history(self.check_id)[-self.windows :],
             self.band,
             self.width,
             min_history=self.min_history,

@@ -12,13 +12,17 @@ A batch whose verdict came under a profile's rule, or whose metric had no value,
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from streaming_dq.checks.anomaly import AnomalyCheck
+from streaming_dq.core.history import using_history
 from streaming_dq.exceptions import ConfigError
+from streaming_dq.tables.targets import writing
 
 if TYPE_CHECKING:
     from streaming_dq.core.outcome import CheckOutcome
+    from streaming_dq.sink.records import BatchContext, RoutedBatch
     from streaming_dq.tables import DeltaTarget, TableWriter
 
 __all__ = ["BatchHistory", "batch_anomaly_checks"]
@@ -60,18 +64,31 @@ class BatchHistory:
         """Read the history back from the results table before the next batch (a batch failed)."""
         self._stale = True
 
-    def prepare(self, writer: TableWriter, app_id: str, batch_id: int) -> None:
-        """Give every check the values of the batches committed before ``(app_id, batch_id)``."""
+    def prepare(self, writer: TableWriter, ctx: BatchContext) -> AbstractContextManager[None]:
+        """The batch's history, given to its validation as a value (a committer's participant)."""
         if not self.checks:
-            return
+            return nullcontext()
+        assert self.results is not None
+        with writing(self.results, ctx.batch_id):
+            values = self.values_before(writer, ctx.app_id, ctx.batch_id)
+        return using_history(values)
+
+    def committed(self, ctx: BatchContext, routed: RoutedBatch) -> None:
+        self.record(ctx.app_id, ctx.batch_id, routed.checks)
+
+    def values_before(self, writer: TableWriter, app_id: str, batch_id: int) -> dict[str, list[float]]:
+        """Per check, the values of the batches committed before ``(app_id, batch_id)``, oldest first (read
+        back from the results table when stale)."""
         if self._stale:
             self._load(writer)
         key = (app_id, batch_id)
+        history: dict[str, list[float]] = {}
         for cid, check in self.checks.items():
             values = self.values[cid]
             keys = list(values)
             before = keys[: keys.index(key)] if key in values else keys
-            check.batch_history = [values[k] for k in before[-check.windows :]]
+            history[cid] = [values[k] for k in before[-check.windows :]]
+        return history
 
     def record(self, app_id: str, batch_id: int, outcomes: Iterable[CheckOutcome]) -> None:
         """After the batch's commits: its values enter the history (once, whatever replays follow)."""

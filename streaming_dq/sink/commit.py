@@ -1,36 +1,81 @@
-"""The commit order of a batch: which tables still lack it, then results, then the metrics table last.
+"""One batch transaction: which tables still lack the batch, then every write in one order, written once here.
 
 Every commit carries the app transaction ``(app id, batch id)``, so each table knows on its own whether it has
-a batch. The rows (pass, quarantine) are written by the router; :class:`BatchCommitter` writes what follows
-them: the per-check results (the batch-complete marker of the three row-level tables) and, LAST, the metrics
-table - once that has the batch, every other table has it too. A replay writes only what is missing.
+a batch, and a second process's commit of the same version is refused by the table (docs/streaming.md,
+"Against a second process"). :class:`BatchCommitter` owns the order of a batch's writes:
+
+1. the replay check: the tables that still lack the batch (:meth:`BatchCommitter.pending`; none: skipped);
+2. the participants prepare (:class:`BatchParticipant`: cross-batch state read back from the tables, such
+   as the anomaly history); the router validates and splits the rows (:mod:`~streaming_dq.sink.rows`);
+3. the rows: the pass table, then the quarantine table;
+4. the per-check results (the batch-complete marker of the three row-level tables);
+5. LAST the metrics table: once it has the batch, every other table has it too;
+6. the participants learn the batch is committed.
+
+A replay writes only what is missing. The end of the input (:meth:`BatchCommitter.close_windows`) commits
+through the same tail (results, then metrics last).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from streaming_dq.core.modes import TargetRole
+from streaming_dq.sink.jobs import described, phase_description
 from streaming_dq.sink.records import BatchContext, window_results
+from streaming_dq.sink.rows import ROW_ROLES
 from streaming_dq.tables import AppTransaction, DeltaTarget, TableWriter
 from streaming_dq.tables.targets import writing
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from pyspark.sql import SparkSession
 
+    from streaming_dq.core.outcome import BatchOutcome, MaintenanceReport
     from streaming_dq.engine.decision import BatchDecision
     from streaming_dq.metrics.window_update import WindowUpdate
+    from streaming_dq.sink.records import RoutedBatch
+    from streaming_dq.sink.rows import SplitBatch
     from streaming_dq.sink.tracker import MetricsTracker
 
 logger = logging.getLogger("streaming_dq.gate")
 
-__all__ = ["END_OF_INPUT", "BatchCommitter"]
+__all__ = ["END_OF_INPUT", "BatchCommitter", "BatchParticipant", "Pending"]
 
 #: The app id suffix of the commits that close the windows left open at the end of the input.
 END_OF_INPUT = "/end-of-input"
+
+
+class BatchParticipant(Protocol):
+    """Cross-batch state kept in step with the tables by the committer (the anomaly history, and next the
+    duplicates' first occurrences): read back from the tables, never trusted after a failed batch."""
+
+    def prepare(self, writer: TableWriter, ctx: BatchContext) -> AbstractContextManager[None]:
+        """Before the batch is validated: read back what a restart or a failed batch left stale. The context
+        returned is open while the batch is validated: what the participant gives the run, as a value."""
+
+    def committed(self, ctx: BatchContext, routed: RoutedBatch) -> None:
+        """After all of the batch's commits: take its values in (once, whatever replays follow)."""
+
+    def invalidate(self) -> None:
+        """A batch failed: rebuild from the tables before the next one."""
+
+
+@dataclass(frozen=True)
+class Pending:
+    """The tables that still lack a batch: the row-level tables by role, and whether the metrics table does."""
+
+    tables: dict[TargetRole, DeltaTarget] = field(default_factory=dict)
+    metrics: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.tables) or self.metrics
 
 
 class BatchCommitter:
@@ -40,6 +85,7 @@ class BatchCommitter:
         targets: The row-level tables by role.
         tracker: The metrics tracker (None: the gate has no metrics table).
         check_types: Each check's type name, as the metrics table records it.
+        participants: The cross-batch states kept in step with the commits.
     """
 
     def __init__(
@@ -47,51 +93,111 @@ class BatchCommitter:
         targets: Mapping[TargetRole, DeltaTarget],
         tracker: MetricsTracker | None,
         check_types: Mapping[str, str],
+        participants: Sequence[BatchParticipant] = (),
     ) -> None:
         self.targets = dict(targets)
         self.tracker = tracker
         self.check_types = dict(check_types)
+        self.participants = list(participants)
+        if tracker is not None:
+            self.participants.append(tracker)
 
-    def pending(self, writer: TableWriter, txn: AppTransaction) -> dict[TargetRole, DeltaTarget]:
-        """The row-level tables that lack ``txn``."""
-        pending: dict[TargetRole, DeltaTarget] = {}
+    def pending(self, writer: TableWriter, txn: AppTransaction) -> Pending:
+        """The tables that lack ``txn`` (the replay check: nothing pending, the batch is committed)."""
+        tables: dict[TargetRole, DeltaTarget] = {}
         for role, target in self.targets.items():
             with writing(target, txn.version):
                 if not writer.is_committed(target, txn):
-                    pending[role] = target
-        return pending
+                    tables[role] = target
+        metrics = False
+        if self.tracker is not None:
+            with writing(self.tracker.target, txn.version):
+                metrics = not self.tracker.is_committed(txn.app_id, txn.version)
+        return Pending(tables, metrics)
 
-    def metrics_pending(self, txn: AppTransaction) -> bool:
-        """Whether the metrics table lacks ``txn`` (False without one)."""
-        if self.tracker is None:
-            return False
-        with writing(self.tracker_target, txn.version):
-            return not self.tracker.is_committed(txn.app_id, txn.version)
+    @contextmanager
+    def prepared(self, writer: TableWriter, ctx: BatchContext) -> Iterator[None]:
+        """Every participant prepared; validate the batch inside (a failed read fails the batch like a write)."""
+        with ExitStack() as stack:
+            for participant in self.participants:
+                stack.enter_context(participant.prepare(writer, ctx))
+            yield
 
-    @property
-    def tracker_target(self) -> DeltaTarget:
-        assert self.tracker is not None
-        return self.tracker.target
+    def invalidate(self) -> None:
+        """A batch failed: every participant rebuilds from the tables before the next."""
+        for participant in self.participants:
+            participant.invalidate()
 
-    def write_results(self, writer: TableWriter, rows: pa.Table, txn: AppTransaction) -> None:
-        """The per-check results rows (older tables lack the newer columns: their schema is merged)."""
-        target = self.targets["results"]
-        with writing(target, txn.version):
-            writer.append(target, rows, txn, merge_schema=True)
+    def commit(
+        self,
+        writer: TableWriter,
+        spark: SparkSession,
+        ctx: BatchContext,
+        pending: Pending,
+        split: SplitBatch,
+        *,
+        started: float,
+        maintenance: MaintenanceReport | None = None,
+    ) -> BatchOutcome:
+        """The batch's writes in their one order (see the module); what is committed already is not written
+        again.
 
-    def commit_metrics(
-        self, ctx: BatchContext, decision: BatchDecision | None, update: WindowUpdate | None
+        Raises:
+            TargetWriteError: A write failed: nothing is reported, Spark replays the batch.
+        """
+        txn = AppTransaction(ctx.app_id, ctx.batch_id)
+        for role in ROW_ROLES:
+            target = pending.tables.get(role)
+            if target is not None:
+                with writing(target, ctx.batch_id), self._described(spark, ctx, f"write {role}"):
+                    split.rows_for(role).append(writer, target, txn)
+        routed = split.routed
+        update = None
+        if pending.metrics:
+            assert self.tracker is not None
+            update = self.tracker.update(ctx.batch_id, routed.window_states, routed.event_time.max)
+        rows = None
+        if "results" in pending.tables:
+            duration = time.monotonic() - started
+            rows = routed.results(ctx, update, duration_seconds=duration, maintenance=maintenance)
+        self._commit_tail(writer, spark, ctx, rows, routed.decision, update if pending.metrics else None,
+                          metrics=pending.metrics)  # fmt: skip
+        for participant in self.participants:
+            participant.committed(ctx, routed)
+        return routed.outcome(ctx, "committed", started, update)
+
+    def _commit_tail(
+        self,
+        writer: TableWriter,
+        spark: SparkSession | None,
+        ctx: BatchContext,
+        results: pa.Table | None,
+        decision: BatchDecision | None,
+        update: WindowUpdate | None,
+        *,
+        metrics: bool,
     ) -> None:
-        """The metrics table, LAST: once it has the batch, every other table has it too."""
-        assert self.tracker is not None
-        with writing(self.tracker_target, ctx.batch_id):
-            self.tracker.commit(
-                app_id=ctx.app_id,
-                batch_id=ctx.batch_id,
-                decision=decision,
-                check_types=self.check_types,
-                update=update,
-            )
+        """The results rows (when given), then the metrics table LAST (when pending)."""
+        txn = AppTransaction(ctx.app_id, ctx.batch_id)
+        if results is not None:
+            target = self.targets["results"]
+            with writing(target, ctx.batch_id), self._described(spark, ctx, "write results"):
+                # older results tables lack the newer columns: their schema is merged
+                writer.append(target, results, txn, merge_schema=True)
+        if metrics:
+            assert self.tracker is not None
+            with writing(self.tracker.target, ctx.batch_id), self._described(spark, ctx, "write metrics"):
+                self.tracker.commit(
+                    app_id=ctx.app_id,
+                    batch_id=ctx.batch_id,
+                    decision=decision,
+                    check_types=self.check_types,
+                    update=update,
+                )
+
+    @staticmethod
+    def _described(spark: SparkSession | None, ctx: BatchContext, phase: str) -> AbstractContextManager[None]:
+        return described(spark, phase_description(ctx.gate, ctx.batch_id, phase))
 
     def close_windows(self, writer: TableWriter, gate: str, app_id: str) -> WindowUpdate | None:
         """Judge and commit the windows still open after the last committed batch (see
@@ -105,8 +211,8 @@ class BatchCommitter:
         tracker = self.tracker
         if tracker is None or not tracker.window_checks:
             return None
-        with writing(self.tracker_target, None):
-            last = writer.committed_version(self.tracker_target, app_id)
+        with writing(tracker.target, None):
+            last = writer.committed_version(tracker.target, app_id)
             txn = AppTransaction(f"{app_id}{END_OF_INPUT}", last if last is not None else 0)
             if last is None or tracker.is_committed(txn.app_id, txn.version):
                 return None
@@ -114,12 +220,12 @@ class BatchCommitter:
         try:
             update = tracker.close_open_windows(txn.version)
             assert update is not None
-            results = self.targets.get("results")
-            if results is not None and update.closed:
-                with writing(results, txn.version):
-                    if not writer.is_committed(results, txn):
-                        writer.append(results, window_results(ctx, update.closed), txn, merge_schema=True)
-            self.commit_metrics(ctx, None, update)
+            results = None
+            if "results" in self.targets and update.closed:
+                with writing(self.targets["results"], txn.version):
+                    if not writer.is_committed(self.targets["results"], txn):
+                        results = window_results(ctx, update.closed)
+            self._commit_tail(writer, None, ctx, results, None, update, metrics=True)
         except Exception:
             tracker.invalidate()  # it judged windows that were not committed
             raise

@@ -286,16 +286,12 @@ class QualityGate:
         )
         self.tracker = MetricsTracker.for_gate(options, check_set)
         self._committer = BatchCommitter(
-            self.targets, self.tracker, {c.check_id: c.check_type for c in check_set}
-        )
-        self._flow = BatchFlow(
-            options,
-            check_set,
-            self._committer,
-            ReferenceResolver(reference_datasets),
-            self.batch_history,
+            self.targets,
             self.tracker,
+            {c.check_id: c.check_type for c in check_set},
+            participants=[self.batch_history],
         )
+        self._flow = BatchFlow(options, check_set, self._committer, ReferenceResolver(reference_datasets))
         maintenance = options.maintenance
         self._maintainer = (
             Maintainer(maintenance) if maintenance is not None and maintenance.scheduled else None
@@ -338,9 +334,7 @@ class QualityGate:
                 self._lease.check()  # taken over by another job: write nothing
             outcome = self._process(batch_df, batch_id, started)
         except Exception as exc:
-            self.batch_history.invalidate()
-            if self.tracker is not None:
-                self.tracker.invalidate()  # its in-memory windows may hold the failed batch
+            self._committer.invalidate()  # in-memory state (windows, history) may hold the failed batch
             if (
                 self._stopping.is_set()
             ):  # interrupted by the stop, not failed: nothing committed, replayed later

@@ -25,11 +25,12 @@ def phase_description(gate: str, batch_id: int, phase: str) -> str:
 
 
 @contextmanager
-def described(spark: SparkSession, text: str) -> Iterator[None]:
-    """Run the block's Spark jobs under the description ``text`` (classic Spark; a no-op under Connect)."""
+def described(spark: SparkSession | None, text: str) -> Iterator[None]:
+    """Run the block's Spark jobs under the description ``text`` (classic Spark; a no-op under Connect or
+    without a session)."""
     from pyspark.sql.utils import is_remote
 
-    if is_remote():
+    if spark is None or is_remote():
         yield
         return
     context = spark.sparkContext

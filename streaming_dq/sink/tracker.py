@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from streaming_dq.core.modes import LateDataPolicy
 from streaming_dq.metrics.accumulator import DEFAULT_REOPEN_HORIZON, WindowAccumulator
 from streaming_dq.metrics.store import MetricsStore
 from streaming_dq.metrics.window_update import WindowUpdate
+from streaming_dq.tables.targets import writing
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from streaming_dq.config.check_set import CheckSet
     from streaming_dq.engine.decision import BatchDecision
     from streaming_dq.sink.options import GateOptions
+    from streaming_dq.sink.records import BatchContext, RoutedBatch
     from streaming_dq.states.keyed import WindowStates
     from streaming_dq.tables import DeltaTarget, TableWriter
 
@@ -109,6 +112,17 @@ class MetricsTracker:
     def invalidate(self) -> None:
         """Forget in-memory state (a batch failed after merging it): rebuild from the store before the next."""
         self._stale = True
+
+    def prepare(self, writer: TableWriter, ctx: BatchContext) -> AbstractContextManager[None]:
+        """Rebuild the windows from the metrics table when stale (a committer's participant; gives the run
+        nothing)."""
+        if self.window_checks:
+            with writing(self.target, ctx.batch_id):
+                self._refresh()
+        return nullcontext()
+
+    def committed(self, ctx: BatchContext, routed: RoutedBatch) -> None:
+        """Nothing to take in: the batch's windows were merged by :meth:`update` before its commits."""
 
     def _refresh(self) -> None:
         if self._stale:

@@ -259,6 +259,7 @@ def test_the_config_names_the_field_and_close_matches() -> None:
 
 
 def test_a_batch_scoped_check_judges_a_batch_against_the_committed_batches_before_it(tmp_path: Any) -> None:
+    from streaming_dq.core.history import using_history
     from streaming_dq.sink.batch_history import BatchHistory
     from streaming_dq.states import CountState
     from streaming_dq.tables import DeltaRsWriter, DeltaTarget
@@ -272,19 +273,21 @@ def test_a_batch_scoped_check_judges_a_batch_against_the_committed_batches_befor
     writer = DeltaRsWriter()
     verdicts = []
     for batch_id, rows in enumerate([20, 21, 19, 20, 60, 20]):
-        history.prepare(writer, "g:q", batch_id)
-        result = check.wrap(check.evaluate_states({"rows": CountState(rows)}))
+        values = history.values_before(writer, "g:q", batch_id)
+        with using_history(values):
+            result = check.wrap(check.evaluate_states({"rows": CountState(rows)}))
         verdicts.append((result.status, result.metrics["expected"]))
         outcome = _aggregate_outcome(result)
         history.record("g:q", batch_id, [outcome])
         if batch_id == 4:  # a replay of the spike batch is judged by the batches before it, and recorded once
-            history.prepare(writer, "g:q", 4)
-            assert check.batch_history == [21.0, 19.0, 20.0]
+            assert history.values_before(writer, "g:q", 4) == {"per-batch": [21.0, 19.0, 20.0]}
             history.record("g:q", 4, [outcome])
     assert verdicts == [
         ("skipped", None), ("skipped", None), ("skipped", None), ("passed", 20.0), ("failed", 20.0), ("passed", 20.0)
     ]  # fmt: skip
-    assert check.batch_history == [19.0, 20.0, 60.0]  # what batch 5 was judged by: the spike is in it
+    assert values == {"per-batch": [19.0, 20.0, 60.0]}  # what batch 5 was judged by: the spike is in it
+    # the history is the run's input, never state of the check: outside the run the check has none
+    assert check.wrap(check.evaluate_states({"rows": CountState(20)})).status == "skipped"
     with pytest.raises(ConfigError, match="needs a results table"):
         BatchHistory("g", [check], None)
     with pytest.raises(ConfigError, match="not both"):

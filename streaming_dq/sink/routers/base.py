@@ -1,9 +1,10 @@
 """The two routers behind one interface: one decision per batch, rendered on the driver or on the executors.
 
-A router turns a micro-batch into a decision (:meth:`Router.validate`) and then writes its rows
-(:meth:`ValidatedBatch.write`): every row to exactly one of the pass and quarantine tables. The gate takes
-the decision in between (``on-aggregate-failure: stop`` raises before anything is written) and writes the
-results and metrics tables itself, from the decision, through the same :class:`TableWriter`.
+A router turns a micro-batch into a decision (:meth:`Router.validate`) and then splits its rows
+(:meth:`ValidatedBatch.split`): every row to exactly one of the pass and quarantine tables. A router writes
+nothing: the flow takes the decision in between (``on-aggregate-failure: stop`` raises before anything is
+written) and the committer (:mod:`~streaming_dq.sink.commit`) appends the split rows, then the results and
+metrics tables, in its one order.
 
 * :class:`~streaming_dq.sink.routers.driver.DriverRouter` (the embedded default): one ``toArrow``, one Spark
   job, the aggregates and the split in pyarrow, delta-rs (or Spark) appends from the driver. Bounded by the
@@ -17,7 +18,7 @@ results and metrics tables itself, from the decision, through the same :class:`T
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -26,12 +27,13 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from streaming_dq.core.modes import RouterName, TargetRole
+from streaming_dq.core.modes import RouterName
 from streaming_dq.engine.rules import ErrorEntry
 from streaming_dq.sink.drift import DRIFT_CHECK_ID
 from streaming_dq.sink.jobs import described, phase_description
-from streaming_dq.sink.records import BatchContext, RoutedBatch
-from streaming_dq.tables import AppTransaction, DeltaTarget, TableWriter
+from streaming_dq.sink.records import BatchContext
+from streaming_dq.sink.rows import SplitBatch
+from streaming_dq.tables import AppTransaction
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
@@ -79,13 +81,18 @@ class BatchJob:
 
 
 class ValidatedBatch(ABC):
-    """A batch whose decision is taken and whose rows are not written yet. Close it (a context manager)."""
+    """A batch whose decision is taken and whose rows are not written yet. Close it (a context manager)
+    after its rows are written: it may hold the batch persisted.
 
-    decision: BatchDecision
+    Attributes:
+        decision: The engine's decision (None for a batch quarantined whole, unvalidated).
+    """
+
+    decision: BatchDecision | None
 
     @abstractmethod
-    def write(self, writer: TableWriter, pending: Mapping[TargetRole, DeltaTarget]) -> RoutedBatch:
-        """Write the rows to the ``pass`` and ``quarantine`` targets still pending; report what was routed."""
+    def split(self) -> SplitBatch:
+        """The rows for the pass and quarantine tables, and what the routing counted."""
 
     def close(self) -> None:  # noqa: B027 - nothing to release by default
         """Release what validating held (a persisted batch)."""
@@ -107,16 +114,9 @@ class Router(ABC):
         """Take the batch's decision (one aggregation pass)."""
 
     @abstractmethod
-    def quarantine_whole(
-        self,
-        df: DataFrame,
-        job: BatchJob,
-        drift: SchemaDrift,
-        writer: TableWriter,
-        pending: Mapping[TargetRole, DeltaTarget],
-    ) -> RoutedBatch:
-        """Send every row to quarantine, unvalidated (schema drift): matching columns kept, each row's JSON in
-        ``_dq_raw``."""
+    def quarantine_whole(self, df: DataFrame, job: BatchJob, drift: SchemaDrift) -> ValidatedBatch:
+        """Every row for quarantine, unvalidated (schema drift): matching columns kept, each row's JSON in
+        ``_dq_raw``; the pass table gets an empty commit that records the batch."""
 
 
 def fill_missing(df: DataFrame, table_schema: pa.Schema, missing: Sequence[str]) -> DataFrame:

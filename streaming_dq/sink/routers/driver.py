@@ -9,14 +9,11 @@ cluster choose the Spark router.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from streaming_dq.core.modes import TargetRole
 from streaming_dq.core.outcome import CheckOutcome
 from streaming_dq.engine.arrow import ArrowSplit, Collected, collect, split
 from streaming_dq.engine.classic import classic_results
@@ -33,15 +30,14 @@ from streaming_dq.sink.routers.base import (
     drift_kept_columns,
     drift_raw_column,
 )
+from streaming_dq.sink.rows import SplitBatch, TableRows
 from streaming_dq.sink.schemas import ERRORS_COLUMN, RAW_COLUMN, conform
-from streaming_dq.tables.targets import writing
 
 if TYPE_CHECKING:
     from streaming_dq.engine.decision import BatchDecision
     from streaming_dq.engine.plan import ValidationPlan
     from streaming_dq.sink.drift import SchemaDrift
     from streaming_dq.states.keyed import WindowStates
-    from streaming_dq.tables import DeltaTarget, TableWriter
 
 __all__ = ["DriverRouter"]
 
@@ -55,7 +51,7 @@ class DriverRouter(Router):
 
     name = "driver"
 
-    def validate(self, plan: ValidationPlan, df: DataFrame, job: BatchJob) -> ValidatedBatch:
+    def validate(self, plan: ValidationPlan, df: DataFrame, job: BatchJob) -> _DriverBatch:
         """Collect and decide; ``df`` is persisted only when classic aggregate checks rescan it.
 
         Raises:
@@ -85,7 +81,7 @@ class DriverRouter(Router):
 
     def validate_small(
         self, plan: ValidationPlan, df: DataFrame, job: BatchJob, at_most: int
-    ) -> ValidatedBatch | None:
+    ) -> _DriverBatch | None:
         """:meth:`validate` a batch of at most ``at_most`` rows; None for a larger one (its first
         ``at_most + 1`` rows were read and are dropped: the caller validates the batch its own way).
 
@@ -98,14 +94,7 @@ class DriverRouter(Router):
             return None
         return batch
 
-    def quarantine_whole(
-        self,
-        df: DataFrame,
-        job: BatchJob,
-        drift: SchemaDrift,
-        writer: TableWriter,
-        pending: Mapping[TargetRole, DeltaTarget],
-    ) -> RoutedBatch:
+    def quarantine_whole(self, df: DataFrame, job: BatchJob, drift: SchemaDrift) -> ValidatedBatch:
         raw = drift_raw_column(df, job.malformed)
         with job.described(df.sparkSession, "collect"):
             rows = df.select(*[F.col(f"`{c}`") for c in df.columns], raw.alias(RAW_COLUMN)).toArrow()
@@ -114,9 +103,7 @@ class DriverRouter(Router):
         quarantined = quarantine_rows(
             kept, error_entries(n, DRIFT_ERROR), rows.column(RAW_COLUMN), job.ctx, job.table_schema
         )
-        _append(writer, pending, "pass", job.table_schema.empty_table(), job, merge=False)
-        _append(writer, pending, "quarantine", quarantined, job, merge=True)
-        return RoutedBatch(
+        routed = RoutedBatch(
             rows_in=n,
             rows_passed=0,
             rows_quarantined=n,
@@ -126,9 +113,28 @@ class DriverRouter(Router):
             rows_malformed=n - rows.column(job.malformed).null_count if job.malformed else 0,
             event_time=event_time_of(rows, job.event_time, job.malformed),
         )
+        return _Split(
+            SplitBatch(
+                TableRows(job.table_schema.empty_table(), 0), TableRows(quarantined, n, merge=True), routed
+            )
+        )
+
+
+class _Split(ValidatedBatch):
+    """A batch already split (quarantined whole, unvalidated)."""
+
+    decision = None
+
+    def __init__(self, split: SplitBatch) -> None:
+        self._split = split
+
+    def split(self) -> SplitBatch:
+        return self._split
 
 
 class _DriverBatch(ValidatedBatch):
+    decision: BatchDecision
+
     def __init__(
         self,
         plan: ValidationPlan,
@@ -141,7 +147,7 @@ class _DriverBatch(ValidatedBatch):
         self.plan, self.job, self.decision = plan, job, decision
         self._collected, self._inputs, self._windows = collected, input_columns, window_states
 
-    def write(self, writer: TableWriter, pending: Mapping[TargetRole, DeltaTarget]) -> RoutedBatch:
+    def split(self) -> SplitBatch:
         routed: ArrowSplit = split(self.plan, self._collected.table, self.decision, self._inputs)
         job = self.job
         dropped = [job.malformed] if job.malformed else []
@@ -154,9 +160,7 @@ class _DriverBatch(ValidatedBatch):
             job.ctx,
             job.table_schema,
         )
-        _append(writer, pending, "pass", passed, job, merge=job.merge)
-        _append(writer, pending, "quarantine", shaped, job, merge=True)  # follows the pass table's evolution
-        return RoutedBatch.decided(
+        counted = RoutedBatch.decided(
             self.plan,
             self.decision,
             rows_passed=passed.num_rows,
@@ -164,21 +168,12 @@ class _DriverBatch(ValidatedBatch):
             rows_warned=self.decision.row_warning_records,
             window_states=self._windows,
         )
-
-
-def _append(
-    writer: TableWriter,
-    pending: Mapping[TargetRole, DeltaTarget],
-    role: TargetRole,
-    data: pa.Table,
-    job: BatchJob,
-    *,
-    merge: bool,
-) -> None:
-    target = pending.get(role)
-    if target is not None:
-        with writing(target, job.ctx.batch_id):
-            writer.append(target, data, job.txn, merge_schema=merge)
+        # the quarantine table follows the pass table's evolution
+        return SplitBatch(
+            TableRows(passed, passed.num_rows, merge=job.merge),
+            TableRows(shaped, shaped.num_rows, merge=True),
+            counted,
+        )
 
 
 def _window_inputs(plan: ValidationPlan, event_time: str | None) -> dict[str, object] | None:

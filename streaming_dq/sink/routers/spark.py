@@ -32,7 +32,7 @@ gate's checks are deterministic, and a user's expression check must be too (docs
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -40,12 +40,11 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from streaming_dq.core.modes import TargetRole
 from streaming_dq.core.outcome import CheckOutcome
 from streaming_dq.engine.classic import classic_results
 from streaming_dq.engine.decision import decide
 from streaming_dq.engine.values import EventTimeStats
-from streaming_dq.exceptions import CheckEvaluationError, InternalError, MissingReferenceDatasetError
+from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
 from streaming_dq.sink.drift import DRIFT_CHECK_ID
 from streaming_dq.sink.records import RoutedBatch
 from streaming_dq.sink.routers.base import (
@@ -57,6 +56,7 @@ from streaming_dq.sink.routers.base import (
     drift_raw_column,
 )
 from streaming_dq.sink.routers.driver import DriverRouter
+from streaming_dq.sink.rows import SplitBatch, TableRows
 from streaming_dq.sink.schemas import (
     BATCH_ID_COLUMN,
     ERRORS_COLUMN,
@@ -66,8 +66,6 @@ from streaming_dq.sink.schemas import (
     conform_columns,
     quarantine_schema,
 )
-from streaming_dq.tables import SparkDeltaWriter
-from streaming_dq.tables.targets import writing
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
@@ -76,7 +74,6 @@ if TYPE_CHECKING:
     from streaming_dq.engine.plan import ValidationPlan
     from streaming_dq.sink.drift import SchemaDrift
     from streaming_dq.states.keyed import WindowStates
-    from streaming_dq.tables import DeltaTarget, TableWriter
 
 __all__ = ["SparkRouter"]
 
@@ -141,6 +138,7 @@ class SparkRouter(Router):
 
         small = self._validate_small(plan, df, job)
         if small is not None:
+            assert small.decision is not None  # validated, not quarantined whole
             self._last_rows = small.decision.total
             return small
         try:
@@ -164,30 +162,21 @@ class SparkRouter(Router):
         self._last_rows = decision.total
         return _SparkBatch(self, plan, job, annotated, decision, list(df.columns), aggregates.windows)
 
-    def quarantine_whole(
-        self,
-        df: DataFrame,
-        job: BatchJob,
-        drift: SchemaDrift,
-        writer: TableWriter,
-        pending: Mapping[TargetRole, DeltaTarget],
-    ) -> RoutedBatch:
-        spark_writer = _spark_writer(writer)
+    def quarantine_whole(self, df: DataFrame, job: BatchJob, drift: SchemaDrift) -> ValidatedBatch:
         df.persist()
         try:
             with job.described(df.sparkSession, "aggregate"):
                 [stats] = df.agg(*_drift_counts(df, job)).collect()
-            raw = drift_raw_column(df, job.malformed)
-            kept = [F.col(f"`{c}`") for c in drift_kept_columns(df, job.table_schema, drift)]
-            error = F.array(_error_struct(DRIFT_ERROR.check, DRIFT_ERROR.check_id, DRIFT_ERROR.severity))
-            frame = df.select(*kept, error.alias(ERRORS_COLUMN), *_stamps(job), raw.alias(RAW_COLUMN))
-            quarantined = self.conformed(frame, quarantine_schema(job.table_schema), keep_extra=True)
-            n = int(stats["n"])
-            _append_empty(spark_writer, pending, job)
-            _append(spark_writer, pending, "quarantine", quarantined, job, merge=True, rows=n)
-        finally:
+        except BaseException:
             df.unpersist()
-        return RoutedBatch(
+            raise
+        raw = drift_raw_column(df, job.malformed)
+        kept = [F.col(f"`{c}`") for c in drift_kept_columns(df, job.table_schema, drift)]
+        error = F.array(_error_struct(DRIFT_ERROR.check, DRIFT_ERROR.check_id, DRIFT_ERROR.severity))
+        frame = df.select(*kept, error.alias(ERRORS_COLUMN), *_stamps(job), raw.alias(RAW_COLUMN))
+        quarantined = self.conformed(frame, quarantine_schema(job.table_schema), keep_extra=True)
+        n = int(stats["n"])
+        routed = RoutedBatch(
             rows_in=n,
             rows_passed=0,
             rows_quarantined=n,
@@ -197,9 +186,31 @@ class SparkRouter(Router):
             rows_malformed=int(stats["malformed"] or 0),
             event_time=EventTimeStats.from_micros(stats["et_min"], stats["et_max"], stats["et_nulls"]),
         )
+        # the pass table's commit is empty: it records the batch's transaction
+        split = SplitBatch(
+            TableRows(job.table_schema.empty_table(), 0), TableRows(quarantined, n, merge=True), routed
+        )
+        return _Persisted(df, split)
+
+
+class _Persisted(ValidatedBatch):
+    """A batch quarantined whole: its rows stay persisted until they are written."""
+
+    decision = None
+
+    def __init__(self, df: DataFrame, split: SplitBatch) -> None:
+        self._df, self._split = df, split
+
+    def split(self) -> SplitBatch:
+        return self._split
+
+    def close(self) -> None:
+        self._df.unpersist()
 
 
 class _SparkBatch(ValidatedBatch):
+    decision: BatchDecision
+
     def __init__(
         self,
         router: SparkRouter,
@@ -213,27 +224,20 @@ class _SparkBatch(ValidatedBatch):
         self.plan, self.job, self.decision, self._router = plan, job, decision, router
         self._annotated, self._inputs, self._windows = annotated, input_columns, window_states
 
-    def write(self, writer: TableWriter, pending: Mapping[TargetRole, DeltaTarget]) -> RoutedBatch:
-        spark_writer = _spark_writer(writer)
+    def split(self) -> SplitBatch:
         job, rules, decision = self.job, self.plan.rules, self.decision
         failed = rules.failed_column(decision.breached)
         inputs = [F.col(f"`{c}`") for c in self._inputs if c != job.malformed]
-        if "pass" in pending:
-            passed = self._annotated.filter(~failed).select(*inputs)
-            frame = self._router.conformed(passed, job.table_schema, keep_extra=job.merge)
-            _append(spark_writer, pending, "pass", frame, job, merge=job.merge, rows=decision.passed_records)
-        if "quarantine" in pending:
-            raw = F.col(f"`{job.malformed}`") if job.malformed else F.lit(None).cast("string")
-            quarantined = self._annotated.filter(failed).select(
-                *inputs,
-                rules.errors_column(decision.agg_errors).alias(ERRORS_COLUMN),
-                *_stamps(job),
-                raw.alias(RAW_COLUMN),
-            )
-            frame = self._router.conformed(quarantined, quarantine_schema(job.table_schema), keep_extra=True)
-            rows = decision.failed_records
-            _append(spark_writer, pending, "quarantine", frame, job, merge=True, rows=rows)
-        return RoutedBatch.decided(
+        passed = self._annotated.filter(~failed).select(*inputs)
+        raw = F.col(f"`{job.malformed}`") if job.malformed else F.lit(None).cast("string")
+        quarantined = self._annotated.filter(failed).select(
+            *inputs,
+            rules.errors_column(decision.agg_errors).alias(ERRORS_COLUMN),
+            *_stamps(job),
+            raw.alias(RAW_COLUMN),
+        )
+        conformed = self._router.conformed
+        counted = RoutedBatch.decided(
             self.plan,
             decision,
             rows_passed=decision.passed_records,
@@ -241,40 +245,22 @@ class _SparkBatch(ValidatedBatch):
             rows_warned=decision.row_warning_records,
             window_states=self._windows,
         )
+        return SplitBatch(
+            TableRows(
+                conformed(passed, job.table_schema, keep_extra=job.merge),
+                decision.passed_records,
+                merge=job.merge,
+            ),
+            TableRows(
+                conformed(quarantined, quarantine_schema(job.table_schema), keep_extra=True),
+                decision.failed_records,
+                merge=True,
+            ),
+            counted,
+        )
 
     def close(self) -> None:
         self._annotated.unpersist()
-
-
-def _spark_writer(writer: TableWriter) -> SparkDeltaWriter:
-    if not isinstance(writer, SparkDeltaWriter):
-        raise InternalError(f"the Spark router writes with Spark's Delta writer, not {writer.name}")
-    return writer
-
-
-def _append(
-    writer: SparkDeltaWriter,
-    pending: Mapping[TargetRole, DeltaTarget],
-    role: TargetRole,
-    frame: DataFrame,
-    job: BatchJob,
-    *,
-    merge: bool,
-    rows: int,
-) -> None:
-    """Append ``frame`` (``rows`` rows, known from the aggregation) to the role's table if it is pending."""
-    target = pending.get(role)
-    if target is not None:
-        with writing(target, job.ctx.batch_id), job.described(writer.spark, f"write {role}"):
-            writer.append_frame(target, frame, job.txn, merge_schema=merge, rows=rows)
-
-
-def _append_empty(writer: SparkDeltaWriter, pending: Mapping[TargetRole, DeltaTarget], job: BatchJob) -> None:
-    """An empty commit to the pass table: it records the batch's transaction (the batch had no pass rows)."""
-    target = pending.get("pass")
-    if target is not None:
-        with writing(target, job.ctx.batch_id), job.described(writer.spark, "write pass"):
-            writer.append(target, job.table_schema.empty_table(), job.txn)
 
 
 def _stamps(job: BatchJob) -> list[Column]:
