@@ -17,19 +17,20 @@ from pyspark.sql.streaming.listener import (
     StreamingQueryListener,
 )
 
-from streaming_dq.exporter.metrics import GateMetrics
+from streaming_dq.core.listeners import OutcomeListener
 
 logger = logging.getLogger(__name__)
 
 
 class ProgressBridge(StreamingQueryListener):
-    """Forward the progress of one streaming query (the gate's) to :meth:`GateMetrics.record_progress`.
+    """Forward the progress of one streaming query (the gate's) to a listener's ``record_progress`` (the
+    gate's :class:`GateMetrics`, or the outcome feed they listen to).
 
     Spark calls listeners for every query of the session; events of other queries are ignored. A callback
     never raises: an error is logged at WARNING and the stream goes on.
 
     Args:
-        metrics: The gate's metrics.
+        metrics: The gate's metrics, or any outcome listener.
         query_id: The gate query's id (``StreamingQuery.id``; it survives restarts from the checkpoint).
 
     Example:
@@ -39,7 +40,7 @@ class ProgressBridge(StreamingQueryListener):
         >>> ...  # on stop: spark.streams.removeListener(bridge)
     """
 
-    def __init__(self, metrics: GateMetrics, query_id: str | uuid.UUID) -> None:
+    def __init__(self, metrics: OutcomeListener, query_id: str | uuid.UUID) -> None:
         self.metrics = metrics
         self.query_id = str(query_id)
 
@@ -55,7 +56,7 @@ class ProgressBridge(StreamingQueryListener):
         except Exception as error:  # a listener must not break the stream: log and go on
             logger.warning(
                 "gate %r: could not export streaming progress of query %s: %r",
-                self.metrics.gate,
+                getattr(self.metrics, "gate", ""),
                 self.query_id,
                 error,
                 exc_info=error,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from prometheus_client import CollectorRegistry
 
+from streaming_dq.core.listeners import OutcomeListener
 from streaming_dq.core.outcome import BatchOutcome, CheckKind, CheckOutcome, WindowOutcome
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.exporter.collector import InstrumentCollector, build_instruments
@@ -60,8 +61,9 @@ def _finite(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-class GateMetrics:
-    """The Prometheus series of one quality gate, on a registry the caller owns.
+class GateMetrics(OutcomeListener):
+    """The Prometheus series of one quality gate, on a registry the caller owns: a listener of the gate's
+    outcome feed (:mod:`~streaming_dq.core.listeners`).
 
     Args:
         gate: The gate's name (the ``gate`` label of every series).

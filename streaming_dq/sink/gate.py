@@ -9,7 +9,8 @@ The gate conducts; each part has a room of its own:
 - :mod:`~streaming_dq.sink.commit`: the commit order (rows, then results, then the metrics table last), every
   commit recording ``(app id, batch id)`` so that a replay is recognised table by table;
 - the gate itself: the writer and router chosen on first use, the app id, maintenance between batches, and the
-  :class:`~streaming_dq.core.outcome.BatchOutcome` reported only after the commits (``on_batch``, ``metrics``).
+  :class:`~streaming_dq.core.outcome.BatchOutcome` reported only after the commits, to the outcome feed's
+  listeners (:mod:`~streaming_dq.core.listeners`: ``metrics``, ``listeners``, ``on_batch``).
 
 A batch whose writes fail raises :class:`~streaming_dq.exceptions.TargetWriteError`: the query stops without
 committing its checkpoint, and Spark replays the batch with the same id on restart.
@@ -18,7 +19,6 @@ committing its checkpoint, and Spark replays the batch with the same id on resta
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
-from streaming_dq.config.paths import absolute_location, local_path
+from streaming_dq.config.paths import absolute_location
+from streaming_dq.core.listeners import BatchCallback, OutcomeFeed, OutcomeListener
 from streaming_dq.core.modes import (
     AggregateFailurePolicy,
     DriftPolicy,
@@ -40,22 +41,24 @@ from streaming_dq.core.modes import (
 from streaming_dq.core.outcome import BatchOutcome, MaintenanceReport
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import check_filters
-from streaming_dq.exceptions import ConfigError, GateFailedError, GateStoppedError
+from streaming_dq.exceptions import ConfigError, GateFailedError
 from streaming_dq.maintenance import Maintainer, MaintenancePolicy, maintain
 from streaming_dq.metrics.accumulator import DEFAULT_REOPEN_HORIZON
 from streaming_dq.metrics.window_update import WindowUpdate
 from streaming_dq.profiles import Profile
 from streaming_dq.sink import setup
 from streaming_dq.sink.batch_history import BatchHistory, batch_anomaly_checks
-from streaming_dq.sink.checkpoint import QueryIdentity, clear_unstarted_offsets
+from streaming_dq.sink.checkpoint import QueryIdentity
 from streaming_dq.sink.commit import BatchCommitter
 from streaming_dq.sink.flow import BatchFlow, batch_context
-from streaming_dq.sink.lease import CheckpointLease, hold_checkpoint, release_when_stopped
-from streaming_dq.sink.options import GateOptions, trigger_kwargs
-from streaming_dq.sink.ports import OutcomeRecorder, SourceDecoder
-from streaming_dq.sink.references import ReferenceResolver, ReferenceSpec
+from streaming_dq.sink.lease import CheckpointLease
+from streaming_dq.sink.options import GateOptions, with_catalog_tables
+from streaming_dq.sink.ports import SourceDecoder
+from streaming_dq.sink.query import hold_for_query, start_query
+from streaming_dq.sink.references import ReferenceResolver, ReferenceSpec, reference_specs
 from streaming_dq.sink.routers import choose_router, choose_writer
 from streaming_dq.sink.routers.base import Router
+from streaming_dq.sink.stopping import StopSignal
 from streaming_dq.sink.tracker import MetricsTracker
 from streaming_dq.sources import DEFAULT_MALFORMED_COLUMN
 from streaming_dq.tables import DeltaTarget, TableWriter
@@ -63,16 +66,13 @@ from streaming_dq.tables.spark import DRIVER_COMMIT_ROWS
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-    from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
+    from pyspark.sql.streaming import StreamingQuery
 
     from streaming_dq.config.check_set import CheckSet
     from streaming_dq.config.gate_config import GateConfig
     from streaming_dq.metrics.store import MetricsStore
 
 logger = logging.getLogger("streaming_dq.gate")
-
-#: How long a batch that began while its query stops waits for the stop before it gives up on its own.
-STOPPING_WAIT_SECONDS = 60.0
 
 
 class QualityGate:
@@ -81,47 +81,20 @@ class QualityGate:
     Args:
         name: The gate's name; with the streaming query id it forms the idempotency app id.
         check_set: The checks.
-        pass_table: Where passing (and warning-only) rows go: the input columns, malformed column dropped.
-        quarantine_table: Where failed rows go, with ``_dq_errors``, ``_dq_validation_ts``, ``_dq_batch_id``,
-            ``_dq_gate`` and ``_dq_raw`` (the raw text of a malformed record, or the JSON of a drifted row).
-        results_table: Optional table of one row per check per batch.
-        fail_levels: Severities that fail a row.
         reference_datasets: Named reference data for integrity checks: static DataFrames, or
             :class:`ReferenceSpec` re-read every ``refresh_seconds`` (0: every batch).
-        event_time: The event-time column; profiles are chosen per row from its date.
-        timezone: The zone of the dates profiles are defined in.
-        profiles: Rule profiles (need ``event_time``); a row with a NULL event time runs under no profile.
-        writer: ``delta-rs``, ``spark`` (Delta's Spark writer), ``auto`` (spark when the session loads the
-            Delta extension), or a :class:`TableWriter` instance.
-        routing: ``driver`` (collect each batch to the driver, split it in Arrow: one Spark job),
-            ``distributed`` (keep the rows on the executors; needs Spark's Delta writer) or ``auto``
-            (distributed when the writer is Spark's or the master is not local).
-        driver_commit_rows: With Spark's writer, writes of at most this many rows (a small batch's rows, the
-            results and metrics rows) are committed by delta-rs from the driver where it can write the table
-            (see :mod:`streaming_dq.tables.spark`); 0: every write through Spark.
-        on_aggregate_failure: ``quarantine-batch`` (the batch's rows go to quarantine with the failed
-            aggregate in ``_dq_errors``) or ``stop`` (raise :class:`GateFailedError` before writing).
-        schema_drift: ``merge``, ``quarantine`` or ``stop``; None applies the default policy (merge added
-            nullable columns, quarantine the batch on a missing column or a changed type).
-        malformed_column: The source's corrupt-record column; a non-NULL value quarantines the row as
-            ``malformed-record``.
-        on_batch: Called with each batch's outcome after its commits.
-        metrics: Gets ``record_batch(outcome)`` after the commits and ``record_failure`` when a batch fails.
-        metrics_table: The Delta table of mergeable metric states and window verdicts (needed by window-scoped
-            checks); the accumulators are rebuilt from it on a restart.
-        allowed_lateness: How far behind the largest event time seen a window may still receive rows.
-        late_data: Rows of a closed window: ``count`` (counted late, the verdict stands) or ``reopen`` (merged,
-            the window judged again).
-        reopen_horizon: Under ``reopen``, how long after the watermark passed a window's end its late rows
-            still reopen it; older windows leave memory and their late rows are counted as under ``count``.
-        checkpoint_location: The stream's checkpoint, when the gate is attached with ``foreachBatch`` by hand
-            under Spark Connect (:meth:`start` sets it): the query id, and so the app id, is read from it.
-        maintenance: Compaction, log checkpoints, vacuum and the metrics roll-up, run between batches when
-            due (:class:`~streaming_dq.maintenance.MaintenancePolicy`); None: never by the gate.
-
+        on_batch: Called with each batch's outcome after its commits (a listener of the outcome feed).
+        metrics: A listener of the outcome feed (:class:`~streaming_dq.core.listeners.OutcomeListener`, such as
+            the exporter's ``GateMetrics``): ``record_batch(outcome)`` after the commits, ``record_failure``
+            when a batch fails, ``record_windows`` when the end of the input closes windows.
+        listeners: More listeners of the outcome feed, told every event after ``metrics`` and before
+            ``on_batch``.
         source_decoder: Turns each micro-batch of the stream into its rows before anything else (a csv
             source read by its files' headers: :class:`~streaming_dq.sources.CsvHeaderDecoder`); ``start``
             checks the checks against its ``schema()`` instead of the stream's.
+        pass_table, quarantine_table, ...: Every other keyword is one of the gate's options, each described
+            once, on :meth:`GateOptions.of <streaming_dq.sink.options.GateOptions.of>` (the tables, the fail
+            levels, event time and profiles, writer and routing, the policies, windows and maintenance).
 
     Raises:
         ConfigError: An option has an unknown value.
@@ -161,7 +134,8 @@ class QualityGate:
         schema_drift: DriftPolicy | None = None,
         malformed_column: str = DEFAULT_MALFORMED_COLUMN,
         on_batch: Callable[[BatchOutcome], None] | None = None,
-        metrics: OutcomeRecorder | None = None,
+        metrics: OutcomeListener | None = None,
+        listeners: Sequence[OutcomeListener] = (),
         metrics_table: str | DeltaTarget | None = None,
         allowed_lateness: timedelta = timedelta(0),
         late_data: LateDataPolicy = "count",
@@ -192,7 +166,8 @@ class QualityGate:
             checkpoint_location=checkpoint_location,
             maintenance=maintenance,
         )
-        self._conduct(options, check_set, reference_datasets, on_batch, metrics, source_decoder)
+        feed = OutcomeFeed([metrics, *listeners, BatchCallback(on_batch) if on_batch else None], gate=name)
+        self._conduct(options, check_set, reference_datasets, feed, metrics, source_decoder)
 
     @classmethod
     def from_config(
@@ -202,7 +177,8 @@ class QualityGate:
         check_set: CheckSet | None = None,
         profiles: Sequence[Profile] | None = None,
         on_batch: Callable[[BatchOutcome], None] | None = None,
-        metrics: OutcomeRecorder | None = None,
+        metrics: OutcomeListener | None = None,
+        listeners: Sequence[OutcomeListener] = (),
         maintenance_phase: float = 0.0,
     ) -> QualityGate:
         """The gate a gate config file describes (``streaming-dq run`` builds its gate here).
@@ -212,44 +188,25 @@ class QualityGate:
             check_set: Its checks, when the caller has built them already (built here otherwise).
             profiles: Its profiles, likewise.
             on_batch: Called with each batch's outcome after its commits.
-            metrics: Gets each batch's outcome (e.g. the exporter's ``GateMetrics``).
+            metrics: A listener of the outcome feed (e.g. the exporter's ``GateMetrics``).
+            listeners: More listeners of the outcome feed.
             maintenance_phase: Where its maintenance schedule starts in its period (``MaintenancePolicy.phase``;
                 gates sharing a driver spread theirs).
         """
-        from streaming_dq.config.catalog import resolve_catalog_tables
         from streaming_dq.sources import source_decoder
 
-        if config.catalog_pending:  # table names: asked of the active session's catalog, once
-            from pyspark.sql import SparkSession
-
-            session = SparkSession.getActiveSession()
-            if session is None:
-                raise ConfigError(
-                    "catalog table names are looked up in a Spark session's catalog: create the session "
-                    "before the gate",
-                    source=config.source_file,
-                )
-            config = resolve_catalog_tables(config, session)
+        config = with_catalog_tables(config)
         gate = cls.__new__(cls)
-        references = {
-            name: ReferenceSpec(
-                r.format,
-                r.path,
-                r.schema_,
-                dict(r.options),
-                r.refresh_seconds,
-                config.reference_storage_options(name),
-            )
-            for name, r in config.reference_datasets.items()
-        }
         options = GateOptions.from_config(config, profiles=profiles)
         if options.maintenance is not None and maintenance_phase:
             options = replace(options, maintenance=replace(options.maintenance, phase=maintenance_phase))
         gate._conduct(
             options,
             check_set if check_set is not None else config.check_set(),
-            references,
-            on_batch,
+            reference_specs(config),
+            OutcomeFeed(
+                [metrics, *listeners, BatchCallback(on_batch) if on_batch else None], gate=config.gate.name
+            ),
             metrics,
             source_decoder(config.source),
         )
@@ -260,8 +217,8 @@ class QualityGate:
         options: GateOptions,
         check_set: CheckSet,
         reference_datasets: Mapping[str, DataFrame | ReferenceSpec] | None,
-        on_batch: Callable[[BatchOutcome], None] | None,
-        metrics: OutcomeRecorder | None,
+        feed: OutcomeFeed,
+        metrics: OutcomeListener | None,
         source_decoder: SourceDecoder | None,
     ) -> None:
         """Assemble the gate's parts from validated options (both constructors end here)."""
@@ -269,15 +226,16 @@ class QualityGate:
         self.name = options.name
         self.check_set = check_set
         self.targets: dict[TargetRole, DeltaTarget] = dict(options.targets)
-        self.on_batch = on_batch
-        self.metrics = metrics
+        #: Every event of the gate goes to its listeners through this feed (:mod:`~streaming_dq.core.listeners`).
+        self.feed = feed
+        self.metrics = metrics  # one of the feed's listeners, kept for the caller to read back
         self.source_decoder = source_decoder
         self._writer: TableWriter | None = None
         self._router: Router | None = None
         self._tables_ready = False
         self._identity = QueryIdentity(options.name, options.checkpoint_location)
         self._lease: CheckpointLease | None = None
-        self._stopping, self._stopped = threading.Event(), threading.Event()
+        self._stop = StopSignal()
         if options.profiles and not options.event_time:
             logger.warning("gate %r: profiles are ignored without an event-time column", options.name)
         #: Batch-scoped anomaly checks' values of the committed batches (read back from the results table).
@@ -326,24 +284,19 @@ class QualityGate:
         """
         started = time.monotonic()
         batch_id = int(batch_id)
-        if self._stopping.is_set():  # a batch that began while its query is being stopped: never started
-            self._stopped.wait(STOPPING_WAIT_SECONDS)  # the stop interrupts Spark's side of this call
-            raise GateStoppedError(self.name, batch_id)
+        self._stop.refuse_new_batch(self.name, batch_id)
         try:
             if self._lease is not None:
                 self._lease.check()  # taken over by another job: write nothing
             outcome = self._process(batch_df, batch_id, started)
         except Exception as exc:
             self._committer.invalidate()  # in-memory state (windows, history) may hold the failed batch
-            if (
-                self._stopping.is_set()
-            ):  # interrupted by the stop, not failed: nothing committed, replayed later
-                logger.info("gate %r: batch %d interrupted by the stop: %s", self.name, batch_id, exc)
-                raise GateStoppedError(self.name, batch_id) from exc
+            stopped = self._stop.interrupted(self.name, batch_id, exc)
+            if stopped is not None:  # interrupted by the stop, not failed: nothing committed, replayed later
+                raise stopped from exc
             if not isinstance(exc, GateFailedError):  # a stop is logged where it is decided
                 logger.error("gate %r: batch %d failed: %s", self.name, batch_id, exc)
-            if self.metrics is not None:
-                self.metrics.record_failure(batch_id, exc)
+            self.feed.record_failure(batch_id, exc)
             raise
         if self._maintainer is not None and outcome.status == "committed" and self._maintainer.committed():
             report = self._maintainer.run(
@@ -355,7 +308,7 @@ class QualityGate:
             outcome = replace(outcome, maintenance=report)
             if "results" in self.targets:
                 self._flow.unreported_maintenance = report
-        self._publish(outcome)
+        self.feed.record_batch(outcome)  # after the commits; a failing listener is logged, un-commits nothing
 
     def close_windows(self, spark: SparkSession) -> WindowUpdate | None:
         """Judge the event-time windows still open, now: the input has ended (a backfill, an ``available-now``
@@ -381,8 +334,8 @@ class QualityGate:
             >>> query.awaitTermination(); gate.close_windows(spark)  # doctest: +SKIP
         """
         update = self._committer.close_windows(self.writer_for(spark), self.name, self.app_id(spark))
-        if update is not None and self.metrics is not None:
-            self.metrics.record_windows(update.closed)
+        if update is not None:
+            self.feed.record_windows(update.closed)
         return update
 
     def tables(self) -> dict[str, DeltaTarget]:
@@ -446,57 +399,18 @@ class QualityGate:
         check_filters(self.check_set, rows)
         self.ensure_tables(rows.schema, stream_df.sparkSession)
         checkpoint_location = absolute_location(checkpoint_location)
-        lease = self._hold(checkpoint_location)
-        try:
-            self._identity.use_checkpoint(checkpoint_location)
-            clear_unstarted_offsets(checkpoint_location)
-            writer = stream_df.writeStream.foreachBatch(self).option(
-                "checkpointLocation", checkpoint_location
-            )
-            if query_name:
-                writer = writer.queryName(query_name)
-            if trigger:
-                writer = writer.trigger(**trigger_kwargs(trigger))
-            query = self._start_query(writer, stream_df.sparkSession, scheduler_pool)
-        except BaseException:
-            if lease is not None:
-                lease.release()
-            raise
-        if lease is not None:
-            release_when_stopped(lease, query)
-        return query
-
-    def _hold(self, checkpoint_location: str) -> CheckpointLease | None:
-        """The checkpoint's lease (:mod:`~streaming_dq.sink.lease`), before the query starts; none for a local
-        checkpoint under Spark Connect (the path is the server's). A job that holds it already (the CLI takes
-        it before Spark starts) counts once more.
-
-        Raises:
-            CheckpointInUseError: another job holds it.
-        """
-        from pyspark.sql.utils import is_remote
-
-        if is_remote() and local_path(checkpoint_location) is not None:
-            return None
         pass_target = self.targets.get("pass")
-        options = pass_target.storage_options if pass_target is not None else {}
-        self._lease = hold_checkpoint(checkpoint_location, options)
-        return self._lease
-
-    @staticmethod
-    def _start_query(
-        writer: DataStreamWriter, spark: SparkSession, scheduler_pool: str | None
-    ) -> StreamingQuery:
-        if scheduler_pool is None:
-            return writer.start()
-        # the query's thread takes the local properties of the thread that starts it
-        context = spark.sparkContext
-        before = context.getLocalProperty("spark.scheduler.pool")
-        context.setLocalProperty("spark.scheduler.pool", scheduler_pool)
-        try:
-            return writer.start()
-        finally:
-            context.setLocalProperty("spark.scheduler.pool", before)  # type: ignore[arg-type]
+        self._lease = hold_for_query(checkpoint_location, pass_target.storage_options if pass_target else {})
+        return start_query(
+            self,
+            stream_df,
+            checkpoint_location=checkpoint_location,
+            identity=self._identity,
+            lease=self._lease,
+            trigger=trigger,
+            query_name=query_name,
+            scheduler_pool=scheduler_pool,
+        )
 
     def check_schema(self, schema: StructType) -> None:
         """Fail now, in one line, when the checks cannot run on rows of ``schema`` (see
@@ -533,8 +447,9 @@ class QualityGate:
         """What crosses to a Spark Connect server's batch worker: the configuration, not the client's session.
 
         The writer and router chosen from names, the plans and the window accumulator's state are rebuilt
-        there; ``metrics`` and ``on_batch`` stay in the client (they would count into a copy nobody reads): the
-        job feeds them from the results table instead (:class:`~streaming_dq.exporter.ResultsFollower`).
+        there; the outcome feed's listeners (``metrics``, ``on_batch``) stay in the client (they would count
+        into a copy nobody reads): the job feeds them from the results table instead
+        (:class:`~streaming_dq.exporter.ResultsFollower`).
         """
         return {
             **self.__dict__,
@@ -542,15 +457,9 @@ class QualityGate:
             "_router": None,
             "_tables_ready": False,
             "metrics": None,
-            "on_batch": None,
+            "feed": OutcomeFeed(gate=self.name),
             "_lease": None,  # held and renewed by the client; the tables fence the server's commits
-            "_stopping": None,  # the client stops its own query; see stopping()
-            "_stopped": None,
         }
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._stopping, self._stopped = threading.Event(), threading.Event()
 
     def stopping(self) -> None:
         """The gate's query is about to be stopped (by :meth:`stopped`'s caller): a batch running now is no
@@ -558,11 +467,11 @@ class QualityGate:
         :class:`~streaming_dq.exceptions.GateStoppedError`, record no failure, and are replayed by the next run:
         nothing of them was committed). A healthy gate stopped beside a failed one is not reported failed (#42).
         """
-        self._stopping.set()
+        self._stop.begin()
 
     def stopped(self) -> None:
         """The query has stopped: a batch held back by :meth:`stopping` is let go (as not run)."""
-        self._stopped.set()
+        self._stop.done()
 
     def writer_for(self, spark: SparkSession) -> TableWriter:
         """The writer back-end, chosen on first use (``auto``: spark when the Delta extension is loaded)."""
@@ -598,19 +507,6 @@ class QualityGate:
             self.ensure_tables(df.schema, spark, batch_id)
         ctx = batch_context(self.name, batch_id, self.app_id(spark))
         return self._flow.process(df, ctx, writer, router, started)
-
-    def _publish(self, outcome: BatchOutcome) -> None:
-        """Report a committed (or skipped) batch; a failing callback is logged, never un-commits the batch."""
-        callbacks: list[Callable[[BatchOutcome], None]] = []
-        if self.metrics is not None:
-            callbacks.append(self.metrics.record_batch)
-        if self.on_batch is not None:
-            callbacks.append(self.on_batch)
-        for callback in callbacks:
-            try:
-                callback(outcome)
-            except Exception:
-                logger.exception("gate %r: outcome callback failed for batch %d", self.name, outcome.batch_id)
 
     def __repr__(self) -> str:
         return f"QualityGate({self.name!r}, pass={self.targets['pass']}, quarantine={self.targets['quarantine']})"

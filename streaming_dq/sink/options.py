@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from streaming_dq.maintenance import MaintenancePolicy
     from streaming_dq.profiles import Profile
 
-__all__ = ["GateOptions", "trigger_kwargs"]
+__all__ = ["GateOptions", "trigger_kwargs", "with_catalog_tables"]
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,43 @@ class GateOptions:
         checkpoint_location: str | None = None,
         maintenance: MaintenancePolicy | None = None,
     ) -> GateOptions:
-        """Validated options (the keywords are ``QualityGate``'s).
+        """Validated options (the keywords are ``QualityGate``'s; each is described here, once).
+
+        Args:
+            name: The gate's name; with the streaming query id it forms the idempotency app id.
+            pass_table: Where passing (and warning-only) rows go: the input columns, malformed column dropped.
+            quarantine_table: Where failed rows go, with ``_dq_errors``, ``_dq_validation_ts``, ``_dq_batch_id``,
+                ``_dq_gate`` and ``_dq_raw`` (the raw text of a malformed record, or the JSON of a drifted row).
+            results_table: Optional table of one row per check per batch.
+            fail_levels: Severities that fail a row.
+            event_time: The event-time column; profiles are chosen per row from its date.
+            timezone: The zone of the dates profiles are defined in.
+            profiles: Rule profiles (need ``event_time``); a row with a NULL event time runs under no profile.
+            writer: ``delta-rs``, ``spark`` (Delta's Spark writer), ``auto`` (spark when the session loads the
+                Delta extension), or a :class:`TableWriter` instance.
+            routing: ``driver`` (collect each batch to the driver, split it in Arrow: one Spark job),
+                ``distributed`` (keep the rows on the executors; needs Spark's Delta writer) or ``auto``
+                (distributed when the writer is Spark's or the master is not local).
+            driver_commit_rows: With Spark's writer, writes of at most this many rows (a small batch's rows, the
+                results and metrics rows) are committed by delta-rs from the driver where it can write the table
+                (see :mod:`streaming_dq.tables.spark`); 0: every write through Spark.
+            on_aggregate_failure: ``quarantine-batch`` (the batch's rows go to quarantine with the failed
+                aggregate in ``_dq_errors``) or ``stop`` (raise :class:`GateFailedError` before writing).
+            schema_drift: ``merge``, ``quarantine`` or ``stop``; None applies the default policy (merge added
+                nullable columns, quarantine the batch on a missing column or a changed type).
+            malformed_column: The source's corrupt-record column; a non-NULL value quarantines the row as
+                ``malformed-record``.
+            metrics_table: The Delta table of mergeable metric states and window verdicts (needed by window-scoped
+                checks); the accumulators are rebuilt from it on a restart.
+            allowed_lateness: How far behind the largest event time seen a window may still receive rows.
+            late_data: Rows of a closed window: ``count`` (counted late, the verdict stands) or ``reopen`` (merged,
+                the window judged again).
+            reopen_horizon: Under ``reopen``, how long after the watermark passed a window's end its late rows
+                still reopen it; older windows leave memory and their late rows are counted as under ``count``.
+            checkpoint_location: The stream's checkpoint, when the gate is attached with ``foreachBatch`` by hand
+                under Spark Connect (:meth:`start` sets it): the query id, and so the app id, is read from it.
+            maintenance: Compaction, log checkpoints, vacuum and the metrics roll-up, run between batches when
+                due (:class:`~streaming_dq.maintenance.MaintenancePolicy`); None: never by the gate.
 
         Raises:
             ConfigError: An empty name, or a mode with an unknown value (naming its config field).
@@ -188,3 +224,25 @@ def trigger_kwargs(trigger: Mapping[str, Any]) -> dict[str, Any]:
             )
         out[norm] = value
     return out
+
+
+def with_catalog_tables(config: GateConfig) -> GateConfig:
+    """``config`` with its catalog table names resolved in the active session's catalog (once; unchanged
+    without any).
+
+    Raises:
+        ConfigError: catalog names and no active Spark session.
+    """
+    if not config.catalog_pending:
+        return config
+    from pyspark.sql import SparkSession
+
+    from streaming_dq.config.catalog import resolve_catalog_tables
+
+    session = SparkSession.getActiveSession()
+    if session is None:
+        raise ConfigError(
+            "catalog table names are looked up in a Spark session's catalog: create the session before the gate",
+            source=config.source_file,
+        )
+    return resolve_catalog_tables(config, session)

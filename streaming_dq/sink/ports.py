@@ -1,14 +1,13 @@
-"""What the gate asks of the parts a caller plugs into it: a source decoder and a metrics recorder."""
+"""What the gate asks of the parts a caller plugs into it: a source decoder and outcome listeners."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Protocol
 
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
-from streaming_dq.core.outcome import BatchOutcome, WindowOutcome
+from streaming_dq.core.listeners import OutcomeListener
 
 __all__ = ["OutcomeRecorder", "SourceDecoder"]
 
@@ -21,11 +20,5 @@ class SourceDecoder(Protocol):
     def schema(self) -> StructType: ...
 
 
-class OutcomeRecorder(Protocol):
-    """What the gate needs from a metrics sink (e.g. the exporter's ``GateMetrics``)."""
-
-    def record_batch(self, outcome: BatchOutcome) -> None: ...
-
-    def record_failure(self, batch_id: int, error: BaseException) -> None: ...
-
-    def record_windows(self, windows: Sequence[WindowOutcome]) -> None: ...
+#: What the gate asks of a metrics sink: the outcome feed's listener (kept under this name for callers).
+OutcomeRecorder = OutcomeListener

@@ -18,6 +18,8 @@ from streaming_dq.tables.catalog import catalog_name
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from streaming_dq.config.gate_config import GateConfig
+
 
 class ReferenceDatasetUnavailableError(MissingReferenceDatasetError):
     """A reference dataset's spec could not be read (no such path, unreadable format ...).
@@ -139,3 +141,18 @@ def _first_line(exc: BaseException) -> str:
     java = getattr(exc, "java_exception", None)
     text = str(java if java is not None else exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def reference_specs(config: GateConfig) -> dict[str, ReferenceSpec]:
+    """The reference datasets a gate config names, each re-read on its own schedule."""
+    return {
+        name: ReferenceSpec(
+            r.format,
+            r.path,
+            r.schema_,
+            dict(r.options),
+            r.refresh_seconds,
+            config.reference_storage_options(name),
+        )
+        for name, r in config.reference_datasets.items()
+    }
