@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from streaming_dq.cli import running, validating
+from streaming_dq.cli import quarantine_commands, running, validating
 from streaming_dq.cli.common import (
     EXIT_USAGE,
     ConfigArg,
@@ -374,133 +374,14 @@ def sql(
     raise typer.Exit(code)
 
 
-# --- release ------------------------------------------------------------------------------------------------
+# --- release, quarantine discard ----------------------------------------------------------------------------
 
-
-@app.command()
-def release(
-    config: ConfigArg,
-    check: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--check", help="Rows quarantined for this check id (repeatable: any of them).", metavar="ID"
-        ),
-    ] = None,
-    batches: Annotated[
-        str | None,
-        typer.Option("--batches", help="Rows of these batches: 'A..B', 'A..', '..B' or 'N'.", metavar="A..B"),
-    ] = None,
-    event_time: Annotated[
-        str | None,
-        typer.Option(
-            "--event-time",
-            help="Rows whose event time is in [FROM, TO): ISO dates or times, in the gate's time zone unless "
-            "they carry an offset.",
-            metavar="FROM..TO",
-        ),
-    ] = None,
-    where: Annotated[
-        str | None,
-        typer.Option(
-            "--where", help="A Spark SQL condition over the quarantine table's columns.", metavar="SQL"
-        ),
-    ] = None,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            help='Fix a column before the rows are judged: "column = SQL expression" (repeatable).',
-            metavar="FIX",
-        ),
-    ] = None,
-    note: Annotated[
-        str | None,
-        typer.Option("--note", help="Recorded with the release (a ticket, a reason).", metavar="TEXT"),
-    ] = None,
-    chunk_rows: Annotated[
-        int,
-        typer.Option("--chunk-rows", min=1, help="Rows per committed chunk (whole batches).", metavar="N"),
-    ] = 1_000_000,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Count per check what would be released; write nothing.")
-    ] = False,
-    as_json: JsonOption = False,
-    quiet: QuietOption = False,
-    fail_on: FailOnOption = "critical",
-) -> None:
-    """Judge quarantined rows again with the gate's current checks and release those that pass, exactly once.
-
-    Released rows are appended to the pass table and marked in the quarantine table (`_dq_release`); rows
-    that still fail stay, with their new reasons. Nothing is deleted. A release interrupted by a crash is
-    finished by running the same command again. Exit 0, 1 when rows judged again still fail (unless
-    `--fail-on never`), 2 on a config or option error (or another release of the gate that did not finish),
-    130 when interrupted.
-    """
-    from streaming_dq.cli.common import EXIT_INTERRUPTED
-    from streaming_dq.cli.releasing import run_release
-
-    out = console() if sys.stdout.isatty() else Console(highlight=False, width=400)
-    try:
-        code = run_release(
-            config, out, dry_run=dry_run, as_json=as_json, chunk_rows=chunk_rows, progress=Progress(quiet),
-            fail_on=fail_on, checks=check or [],
-            batches=batches, event_time=event_time, where=where, sets=set_ or [], note=note,
-        )  # fmt: skip
-    except ConfigError as exc:
-        raise fail_config(problems_of(exc), as_json=as_json) from None
-    except KeyboardInterrupt:
-        console(stderr=True).print("interrupted: run the same command again to finish the release")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
-    raise typer.Exit(code)
-
-
+app.command()(quarantine_commands.release)
 quarantine_app = typer.Typer(
     name="quarantine", help="Housekeeping of a gate's quarantine table.", no_args_is_help=True
 )
+quarantine_app.command()(quarantine_commands.discard)
 app.add_typer(quarantine_app)
-
-
-@quarantine_app.command()
-def discard(
-    config: ConfigArg,
-    older_than: Annotated[
-        str,
-        typer.Option(
-            "--older-than",
-            help="Rows validated longer ago than this, e.g. '90d' or '90 days'.",
-            metavar="AGE",
-        ),
-    ],
-    check: Annotated[
-        list[str] | None,
-        typer.Option("--check", help="Only rows quarantined for this check id (repeatable).", metavar="ID"),
-    ] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count per check; delete nothing.")] = False,
-    as_json: JsonOption = False,
-    quiet: QuietOption = False,
-) -> None:
-    """Delete old quarantined rows for good (raw bad data often has a retention limit), recorded in the results
-    table.
-
-    One commit of the quarantine table; the files leave the storage with the next vacuum past the table's
-    retention (`streaming-dq maintain --vacuum`). A discard interrupted by a crash is finished by running the same
-    command again. Exit 0, 2 on a config or option error, 130 when interrupted.
-    """
-    from streaming_dq.cli.common import EXIT_INTERRUPTED
-    from streaming_dq.cli.releasing import run_discard
-
-    out = console() if sys.stdout.isatty() else Console(highlight=False, width=400)
-    try:
-        code = run_discard(
-            config, out, older_than=older_than, checks=check or [], dry_run=dry_run, as_json=as_json,
-            progress=Progress(quiet),
-        )  # fmt: skip
-    except ConfigError as exc:
-        raise fail_config(problems_of(exc), as_json=as_json) from None
-    except KeyboardInterrupt:
-        console(stderr=True).print("interrupted: run the same command again to finish the discard")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
-    raise typer.Exit(code)
 
 
 # --- demo ---------------------------------------------------------------------------------------------------

@@ -110,7 +110,7 @@ def build_spark_session(
     except Exception as exc:
         packages = conf.get("spark.jars.packages")
         if packages and "JAVA_GATEWAY_EXITED" in str(exc):  # spark-submit's resolution failed: say what
-            from streaming_dq.runtime.jvm import resolution_error
+            from streaming_dq.runtime.ivy import resolution_error
 
             raise resolution_error(packages.split(","), conf.get("spark.jars.ivySettings")) from exc
         raise

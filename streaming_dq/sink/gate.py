@@ -22,8 +22,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
@@ -31,38 +30,29 @@ from pyspark.sql.types import StructType
 from streaming_dq.config.paths import absolute_location
 from streaming_dq.core.listeners import BatchCallback, OutcomeFeed, OutcomeListener
 from streaming_dq.core.modes import (
-    AggregateFailurePolicy,
-    DriftPolicy,
-    LateDataPolicy,
-    Routing,
     TargetRole,
-    WriterName,
 )
 from streaming_dq.core.outcome import BatchOutcome, MaintenanceReport
-from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import check_filters
 from streaming_dq.exceptions import ConfigError, GateFailedError
 from streaming_dq.maintenance import Maintainer, MaintenancePolicy, maintain
-from streaming_dq.metrics.accumulator import DEFAULT_REOPEN_HORIZON
 from streaming_dq.metrics.window_update import WindowUpdate
 from streaming_dq.profiles import Profile
 from streaming_dq.sink import setup
+from streaming_dq.sink.backend import Backend
 from streaming_dq.sink.batch_history import BatchHistory, batch_anomaly_checks
 from streaming_dq.sink.checkpoint import QueryIdentity
 from streaming_dq.sink.commit import BatchCommitter
 from streaming_dq.sink.flow import BatchFlow, batch_context
 from streaming_dq.sink.lease import CheckpointLease
-from streaming_dq.sink.options import GateOptions, with_catalog_tables
+from streaming_dq.sink.options import GateKeywords, GateOptions, with_catalog_tables
 from streaming_dq.sink.ports import SourceDecoder
 from streaming_dq.sink.query import hold_for_query, start_query
 from streaming_dq.sink.references import ReferenceResolver, ReferenceSpec, reference_specs
-from streaming_dq.sink.routers import choose_router, choose_writer
 from streaming_dq.sink.routers.base import Router
 from streaming_dq.sink.stopping import StopSignal
 from streaming_dq.sink.tracker import MetricsTracker
-from streaming_dq.sources import DEFAULT_MALFORMED_COLUMN
 from streaming_dq.tables import DeltaTarget, TableWriter
-from streaming_dq.tables.spark import DRIVER_COMMIT_ROWS
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -119,53 +109,14 @@ class QualityGate:
         name: str,
         check_set: CheckSet,
         *,
-        pass_table: str | DeltaTarget,
-        quarantine_table: str | DeltaTarget,
-        results_table: str | DeltaTarget | None = None,
-        fail_levels: Sequence[Severity | str] = (Severity.CRITICAL,),
         reference_datasets: Mapping[str, DataFrame | ReferenceSpec] | None = None,
-        event_time: str | None = None,
-        timezone: str = "UTC",
-        profiles: Sequence[Profile] = (),
-        writer: WriterName | TableWriter = "auto",
-        routing: Routing = "auto",
-        driver_commit_rows: int = DRIVER_COMMIT_ROWS,
-        on_aggregate_failure: AggregateFailurePolicy = "quarantine-batch",
-        schema_drift: DriftPolicy | None = None,
-        malformed_column: str = DEFAULT_MALFORMED_COLUMN,
         on_batch: Callable[[BatchOutcome], None] | None = None,
         metrics: OutcomeListener | None = None,
         listeners: Sequence[OutcomeListener] = (),
-        metrics_table: str | DeltaTarget | None = None,
-        allowed_lateness: timedelta = timedelta(0),
-        late_data: LateDataPolicy = "count",
-        reopen_horizon: timedelta = DEFAULT_REOPEN_HORIZON,
-        checkpoint_location: str | None = None,
-        maintenance: MaintenancePolicy | None = None,
         source_decoder: SourceDecoder | None = None,
+        **option_keywords: Unpack[GateKeywords],
     ) -> None:
-        options = GateOptions.of(
-            name,
-            pass_table=pass_table,
-            quarantine_table=quarantine_table,
-            results_table=results_table,
-            fail_levels=fail_levels,
-            event_time=event_time,
-            timezone=timezone,
-            profiles=profiles,
-            writer=writer,
-            routing=routing,
-            driver_commit_rows=driver_commit_rows,
-            on_aggregate_failure=on_aggregate_failure,
-            schema_drift=schema_drift,
-            malformed_column=malformed_column,
-            metrics_table=metrics_table,
-            allowed_lateness=allowed_lateness,
-            late_data=late_data,
-            reopen_horizon=reopen_horizon,
-            checkpoint_location=checkpoint_location,
-            maintenance=maintenance,
-        )
+        options = GateOptions.of(name, **option_keywords)
         feed = OutcomeFeed([metrics, *listeners, BatchCallback(on_batch) if on_batch else None], gate=name)
         self._conduct(options, check_set, reference_datasets, feed, metrics, source_decoder)
 
@@ -230,9 +181,6 @@ class QualityGate:
         self.feed = feed
         self.metrics = metrics  # one of the feed's listeners, kept for the caller to read back
         self.source_decoder = source_decoder
-        self._writer: TableWriter | None = None
-        self._router: Router | None = None
-        self._tables_ready = False
         self._identity = QueryIdentity(options.name, options.checkpoint_location)
         self._lease: CheckpointLease | None = None
         self._stop = StopSignal()
@@ -243,6 +191,7 @@ class QualityGate:
             options.name, batch_anomaly_checks(check_set), self.targets.get("results")
         )
         self.tracker = MetricsTracker.for_gate(options, check_set)
+        self._backend = Backend(options, self.tracker)
         self._committer = BatchCommitter(
             self.targets,
             self.tracker,
@@ -433,7 +382,7 @@ class QualityGate:
             maintenance=self.maintenance,
             batch_id=batch_id,
         )
-        self._tables_ready = True
+        self._backend.tables_ready = True
 
     def app_id(self, spark: SparkSession) -> str:
         """``"<gate>:<streaming query id>"`` (see :class:`~streaming_dq.sink.checkpoint.QueryIdentity`).
@@ -453,9 +402,6 @@ class QualityGate:
         """
         return {
             **self.__dict__,
-            "_writer": None,
-            "_router": None,
-            "_tables_ready": False,
             "metrics": None,
             "feed": OutcomeFeed(gate=self.name),
             "_lease": None,  # held and renewed by the client; the tables fence the server's commits
@@ -474,26 +420,12 @@ class QualityGate:
         self._stop.done()
 
     def writer_for(self, spark: SparkSession) -> TableWriter:
-        """The writer back-end, chosen on first use (``auto``: spark when the Delta extension is loaded)."""
-        if self._writer is None:
-            self._writer = choose_writer(
-                self.options.writer, spark, driver_commit_rows=self.options.driver_commit_rows
-            )
-            logger.info("gate %r writes with %s", self.name, self._writer.name)
-        if self.tracker is not None:
-            self.tracker.use_writer(self._writer)
-        return self._writer
+        """The writer, chosen on first use (:class:`~streaming_dq.sink.backend.Backend`)."""
+        return self._backend.writer(spark)
 
     def router_for(self, spark: SparkSession) -> Router:
-        """The router, chosen on first use (see :func:`~streaming_dq.sink.routers.choose_router`).
-
-        Raises:
-            ConfigError: ``distributed`` (or ``auto`` on a cluster) without Spark's Delta writer.
-        """
-        if self._router is None:
-            self._router = choose_router(self.options.routing, self.writer_for(spark), spark)
-            logger.info("gate %r routes rows with the %s router", self.name, self._router.name)
-        return self._router
+        """The router, chosen on first use (:class:`~streaming_dq.sink.backend.Backend`)."""
+        return self._backend.router(spark)
 
     # -- one batch ---------------------------------------------------------------------------------------
 
@@ -503,7 +435,7 @@ class QualityGate:
         if self.source_decoder is not None:
             df = self.source_decoder(df)
         writer, router = self.writer_for(spark), self.router_for(spark)
-        if not self._tables_ready:
+        if not self._backend.tables_ready:
             self.ensure_tables(df.schema, spark, batch_id)
         ctx = batch_context(self.name, batch_id, self.app_id(spark))
         return self._flow.process(df, ctx, writer, router, started)

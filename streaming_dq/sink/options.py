@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 from streaming_dq.config.paths import absolute_location
 from streaming_dq.core.modes import (
@@ -37,7 +37,32 @@ if TYPE_CHECKING:
     from streaming_dq.maintenance import MaintenancePolicy
     from streaming_dq.profiles import Profile
 
-__all__ = ["GateOptions", "trigger_kwargs", "with_catalog_tables"]
+__all__ = ["GateKeywords", "GateOptions", "trigger_kwargs", "with_catalog_tables"]
+
+
+class GateKeywords(TypedDict, total=False):
+    """The option keywords of ``QualityGate(name, check_set, **options)``: those of :meth:`GateOptions.of`
+    but its name, where each is described (a unit test holds the two lists equal)."""
+
+    pass_table: Required[str | DeltaTarget]
+    quarantine_table: Required[str | DeltaTarget]
+    results_table: str | DeltaTarget | None
+    fail_levels: Sequence[Severity | str]
+    event_time: str | None
+    timezone: str
+    profiles: Sequence[Profile]
+    writer: WriterName | TableWriter
+    routing: Routing
+    driver_commit_rows: int
+    on_aggregate_failure: AggregateFailurePolicy
+    schema_drift: DriftPolicy | None
+    malformed_column: str
+    metrics_table: str | DeltaTarget | None
+    allowed_lateness: timedelta
+    late_data: LateDataPolicy
+    reopen_horizon: timedelta
+    checkpoint_location: str | None
+    maintenance: MaintenancePolicy | None
 
 
 @dataclass(frozen=True)
