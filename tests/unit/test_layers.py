@@ -33,7 +33,8 @@ MAX_FILE_LINES = 450
 
 def test_no_package_file_is_over_450_lines() -> None:
     sizes = {
-        str(p.relative_to(REPO)): len(p.read_text(encoding="utf-8").splitlines()) for p in PACKAGE.rglob("*.py")
+        str(p.relative_to(REPO)): len(p.read_text(encoding="utf-8").splitlines())
+        for p in PACKAGE.rglob("*.py")
     }
     assert {path: n for path, n in sizes.items() if n > MAX_FILE_LINES} == {}
 
