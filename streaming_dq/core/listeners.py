@@ -77,29 +77,33 @@ class OutcomeFeed(OutcomeListener):
     def __bool__(self) -> bool:
         return bool(self.listeners)
 
-    def _send(self, event: str, *args: Any) -> None:
+    def _send(self, about: str, event: str, *args: Any) -> None:
         for listener in self.listeners:
             try:
                 getattr(listener, event)(*args)
             except Exception:
                 logger.exception(
-                    "gate %r: listener %s failed on %s", self.gate, type(listener).__name__, event
+                    "gate %r: outcome callback failed for %s (%s.%s)",
+                    self.gate,
+                    about,
+                    type(listener).__name__,
+                    event,
                 )
 
     def record_batch(self, outcome: BatchOutcome) -> None:
-        self._send("record_batch", outcome)
+        self._send(f"batch {outcome.batch_id}", "record_batch", outcome)
 
     def record_failure(self, batch_id: int, error: BaseException) -> None:
-        self._send("record_failure", batch_id, error)
+        self._send(f"failed batch {batch_id}", "record_failure", batch_id, error)
 
     def record_windows(self, windows: Sequence[WindowOutcome]) -> None:
-        self._send("record_windows", windows)
+        self._send("closed windows", "record_windows", windows)
 
     def record_maintenance(self, report: MaintenanceReport) -> None:
-        self._send("record_maintenance", report)
+        self._send("maintenance", "record_maintenance", report)
 
     def record_quarantine(self, kind: str, counts: Mapping[str | None, int]) -> None:
-        self._send("record_quarantine", kind, counts)
+        self._send(kind, "record_quarantine", kind, counts)
 
     def record_progress(self, progress: Mapping[str, Any]) -> None:
-        self._send("record_progress", progress)
+        self._send("progress", "record_progress", progress)
