@@ -124,8 +124,8 @@ def _stand_in(
 ) -> tuple[Callable[[Any, int], None], Callable[[Any, Any], None]]:
     from deltalake import write_deltalake
 
-    from streaming_dq.engine.arrow import validate_to_arrow
     from streaming_dq.engine.plan import ValidationPlan
+    from streaming_dq.engine.validate import validate_to_arrow
 
     plan = ValidationPlan(checks)
 

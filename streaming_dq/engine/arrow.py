@@ -18,14 +18,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 
-from streaming_dq.engine.classic import classic_results
-from streaming_dq.engine.decision import BatchDecision, decide
+from streaming_dq.engine.decision import BatchDecision
 from streaming_dq.engine.plan import ValidationPlan
 from streaming_dq.engine.regime_table import REGIME_COLUMN
+from streaming_dq.engine.result import ERRORS_COLUMN
 from streaming_dq.engine.rules import ERROR_TYPE, bits_column
 from streaming_dq.engine.values import BatchAggregates
 
-__all__ = ["ArrowSplit", "ArrowValidation", "Collected", "collect", "split", "validate_to_arrow"]
+__all__ = ["ArrowSplit", "Collected", "collect", "split"]
 
 _EXTRA = "__xc_"
 
@@ -56,28 +56,6 @@ class ArrowSplit:
 
     passed: pa.Table
     quarantined: pa.Table
-
-
-@dataclass(frozen=True)
-class ArrowValidation:
-    """A batch validated on the driver: its decision, its routed rows and its extra columns."""
-
-    decision: BatchDecision
-    split: ArrowSplit
-    extra_columns: pa.Table
-
-    @property
-    def passed(self) -> pa.Table:
-        return self.split.passed
-
-    @property
-    def quarantined(self) -> pa.Table:
-        return self.split.quarantined
-
-    @property
-    def warned(self) -> int:
-        """Passed rows that carry a row check's warning (:attr:`BatchDecision.row_warning_records`)."""
-        return self.decision.row_warning_records
 
 
 def collect(
@@ -113,20 +91,5 @@ def split(
     errors = rules.errors_array(table.select(keys).filter(failed), decision.agg_errors)
     return ArrowSplit(
         passed=inputs.filter(passed_mask),
-        quarantined=quarantined.append_column(pa.field("_dq_errors", ERROR_TYPE), errors),
+        quarantined=quarantined.append_column(pa.field(ERRORS_COLUMN, ERROR_TYPE), errors),
     )
-
-
-def validate_to_arrow(
-    plan: ValidationPlan, df: DataFrame, *, extra_columns: Mapping[str, Column] | None = None
-) -> ArrowValidation:
-    """Validate ``df`` with one Spark job and route its rows in Arrow.
-
-    Classic aggregate checks (groupBy/join/distinct) still need their own jobs over ``df``; persist it first
-    when the plan has any.
-    """
-    collected = collect(plan, df, extra_columns=extra_columns)
-    aggregates = collected.aggregates
-    decision = decide(plan, aggregates, classic_results(plan, aggregates, collected.frame))
-    routed = split(plan, collected.table, decision, list(df.columns))
-    return ArrowValidation(decision, routed, collected.extra_columns())

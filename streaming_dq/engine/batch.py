@@ -10,11 +10,11 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from streaming_dq.core.severity import Severity
-from streaming_dq.engine.classic import classic_results
-from streaming_dq.engine.decision import BatchDecision, decide
+from streaming_dq.engine.decision import BatchDecision
 from streaming_dq.engine.plan import ValidationPlan
 from streaming_dq.engine.plan_cache import PlanCache
 from streaming_dq.engine.result import ERRORS_COLUMN, PASSED_COLUMN, TIMESTAMP_COLUMN, BatchValidationResult
+from streaming_dq.engine.validate import reference_errors_unwrapped, validate_grouped
 from streaming_dq.exceptions import CriticalCheckFailedError
 from streaming_dq.profiles.public_holidays import expand_profiles
 
@@ -88,18 +88,15 @@ class BatchDQEngine:
     def _run(self, plan: ValidationPlan, df: DataFrame, *, raise_on_critical: bool) -> BatchValidationResult:
         timestamp = datetime.now(UTC)
         input_columns = list(df.columns)
-        annotated = plan.annotate(df)
+        with reference_errors_unwrapped():
+            annotated = plan.annotate(df)
         needs_persist = bool(plan.classic_checks())
         if needs_persist:
             df.persist()
         try:
-            layout = plan.layout
-            rows = annotated.groupBy(*layout.group_keys(windows=False)).agg(
-                *layout.grouped_columns(windows=False)
-            )
             # classic checks rescan the persisted input, not the annotated frame (whose joins would rerun)
-            aggregates = layout.read_grouped(rows.collect())
-            outcome = decide(plan, aggregates, classic_results(plan, aggregates, plan.with_regime(df)))
+            frame = plan.with_regime(df) if needs_persist else None
+            _, outcome = validate_grouped(plan, annotated, windows=False, classic_frame=frame)
         finally:
             if needs_persist:
                 df.unpersist()

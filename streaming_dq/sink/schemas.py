@@ -17,12 +17,14 @@ import pyarrow as pa
 from pyspark.sql.types import StructType
 
 from streaming_dq.core.outcome_rows import UTC_TIMESTAMP
+from streaming_dq.engine.result import ERRORS_COLUMN
 from streaming_dq.engine.rules import ERROR_TYPE
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-ERRORS_COLUMN = "_dq_errors"
+#: ``_dq_errors`` is the engine's (:data:`streaming_dq.engine.result.ERRORS_COLUMN`): one name for the batch engine
+#: and the quarantine table.
 VALIDATION_TS_COLUMN = "_dq_validation_ts"
 BATCH_ID_COLUMN = "_dq_batch_id"
 GATE_COLUMN = "_dq_gate"

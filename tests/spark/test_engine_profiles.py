@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime
 import pytest
 
 from streaming_dq import BatchDQEngine, CheckSet
-from streaming_dq.engine.arrow import validate_to_arrow
+from streaming_dq.engine.validate import validate_to_arrow
 from streaming_dq.profiles import HolidayProfile, check_id, tag
 
 BEFORE = datetime(2025, 12, 19, 22, 0, tzinfo=UTC)  # Dec 19 in UTC, Dec 19 23:00 in Berlin

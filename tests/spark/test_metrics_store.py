@@ -14,8 +14,8 @@ from pyspark.sql import functions as F
 from streaming_dq.checks.count import RowCountMinCheck
 from streaming_dq.core.base_check import ObservableAggregateCheck
 from streaming_dq.core.scope import WindowScope
-from streaming_dq.engine.arrow import validate_to_arrow
 from streaming_dq.engine.plan import ValidationPlan
+from streaming_dq.engine.validate import validate_to_arrow
 from streaming_dq.metrics.accumulator import WindowAccumulator
 from streaming_dq.metrics.calendar import max_event_time, window_bounds
 from streaming_dq.metrics.store import MetricsStore

@@ -15,10 +15,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from streaming_dq.core.outcome import CheckOutcome
-from streaming_dq.engine.arrow import ArrowSplit, Collected, collect, split
-from streaming_dq.engine.classic import classic_results
-from streaming_dq.engine.decision import decide
-from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
+from streaming_dq.engine.arrow import ArrowSplit, Collected, split
+from streaming_dq.engine.validate import validate_collected
 from streaming_dq.metrics.window_states import EVENT_TIME_COLUMN, batch_window_states, window_state_columns
 from streaming_dq.sink.drift import DRIFT_CHECK_ID
 from streaming_dq.sink.records import RoutedBatch, error_entries, event_time_of, quarantine_rows
@@ -52,30 +50,16 @@ class DriverRouter(Router):
     name = "driver"
 
     def validate(self, plan: ValidationPlan, df: DataFrame, job: BatchJob) -> _DriverBatch:
-        """Collect and decide; ``df`` is persisted only when classic aggregate checks rescan it.
+        """Collect and decide in one job (:func:`~streaming_dq.engine.validate.validate_collected`).
 
         Raises:
-            MissingReferenceDatasetError: An integrity check's reference dataset is missing (unwrapped from
-                the engine's CheckEvaluationError so the caller sees the real cause).
+            MissingReferenceDatasetError: An integrity check's reference dataset is missing.
         """
         windows = plan.memo("window-inputs", lambda: _window_inputs(plan, job.event_time))
-        persist = bool(plan.classic_checks())
-        if persist:
-            df.persist()
-        try:
-            with job.described(df.sparkSession, "collect"):
-                collected = collect(plan, df, extra_columns=windows)
-            with job.described(df.sparkSession, "aggregate checks"):
-                aggregates = collected.aggregates
-                classic = classic_results(plan, aggregates, collected.frame if persist else None)
-                decision = decide(plan, aggregates, classic)
-        except CheckEvaluationError as exc:
-            if isinstance(exc.__cause__, MissingReferenceDatasetError):
-                raise exc.__cause__ from exc
-            raise
-        finally:
-            if persist:
-                df.unpersist()
+        spark = df.sparkSession
+        collected, decision = validate_collected(
+            plan, df, extra_columns=windows, phase=lambda name: job.described(spark, name)
+        )
         states = _window_states(plan, collected) if windows else None
         return _DriverBatch(plan, job, collected, decision, list(df.columns), states)
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -41,10 +41,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from streaming_dq.core.outcome import CheckOutcome
-from streaming_dq.engine.classic import classic_results
-from streaming_dq.engine.decision import decide
+from streaming_dq.engine.validate import reference_errors_unwrapped, validate_grouped
 from streaming_dq.engine.values import EventTimeStats
-from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
 from streaming_dq.sink.drift import DRIFT_CHECK_ID
 from streaming_dq.sink.records import RoutedBatch
 from streaming_dq.sink.routers.base import (
@@ -141,21 +139,21 @@ class SparkRouter(Router):
             assert small.decision is not None  # validated, not quarantined whole
             self._last_rows = small.decision.total
             return small
-        try:
+        with reference_errors_unwrapped():
             annotated = plan.annotate(df)
-        except CheckEvaluationError as exc:
-            if isinstance(exc.__cause__, MissingReferenceDatasetError):
-                raise exc.__cause__ from exc
-            raise
         annotated.persist(StorageLevel.MEMORY_AND_DISK)
+        spark = df.sparkSession
+
+        @contextmanager
+        def phase(name: str) -> Iterator[None]:
+            one_job = _one_job(spark) if name == "aggregate" else nullcontext()
+            with job.described(spark, name), one_job:
+                yield
+
         try:
-            layout = plan.layout
-            groups = annotated.groupBy(*layout.group_keys(windows=True))
-            with job.described(df.sparkSession, "aggregate"), _one_job(df.sparkSession):
-                rows = groups.agg(*layout.grouped_columns(windows=True)).collect()
-            aggregates = layout.read_grouped(rows)
-            with job.described(df.sparkSession, "aggregate checks"):
-                decision = decide(plan, aggregates, classic_results(plan, aggregates, annotated))
+            aggregates, decision = validate_grouped(
+                plan, annotated, windows=True, classic_frame=annotated, phase=phase
+            )
         except BaseException:
             annotated.unpersist()
             raise

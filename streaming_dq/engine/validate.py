@@ -1,0 +1,145 @@
+"""The one validation step of every caller: the batch's aggregates in ONE pass, the classic checks, the decision.
+
+Two forms compute the same typed aggregates (:mod:`~streaming_dq.engine.layout`):
+
+* :func:`validate_collected` (the driver router, :func:`validate_to_arrow`): the rows, their flags and each state's
+  per-row input collected to Arrow in one job, every aggregate computed there;
+* :func:`validate_grouped` (the Spark router, ``BatchDQEngine``): one ``groupBy(regime[, window keys]).agg``
+  job over the annotated batch; a handful of group rows reach the driver.
+
+Both then run the classic aggregate checks (a groupBy, join or distinct of their own, over the batch persisted
+by the caller) and take the :class:`~streaming_dq.engine.decision.BatchDecision`. An integrity check whose
+reference dataset is missing raises :class:`~streaming_dq.exceptions.MissingReferenceDatasetError` itself, not
+the evaluation error that wraps it (:func:`reference_errors_unwrapped`). A caller may label the phases' Spark
+jobs (``phase``: a context manager per phase name, ``collect``, ``aggregate`` or ``aggregate checks``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from streaming_dq.engine.arrow import ArrowSplit, Collected, collect, split
+from streaming_dq.engine.classic import classic_results
+from streaming_dq.engine.decision import BatchDecision, decide
+from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+    from streaming_dq.engine.plan import ValidationPlan
+    from streaming_dq.engine.values import BatchAggregates
+
+__all__ = [
+    "ArrowValidation",
+    "Phase",
+    "reference_errors_unwrapped",
+    "validate_collected",
+    "validate_grouped",
+    "validate_to_arrow",
+]
+
+#: Labels the Spark jobs of one phase of the validation (a context manager per phase name).
+Phase = Callable[[str], AbstractContextManager[None]]
+
+
+def _unlabelled(name: str) -> AbstractContextManager[None]:
+    return nullcontext()
+
+
+@contextmanager
+def reference_errors_unwrapped() -> Iterator[None]:
+    """Raise a missing reference dataset as itself (the check's evaluation wraps it): the caller sees the
+    real cause."""
+    try:
+        yield
+    except CheckEvaluationError as exc:
+        if isinstance(exc.__cause__, MissingReferenceDatasetError):
+            raise exc.__cause__ from exc
+        raise
+
+
+def validate_collected(
+    plan: ValidationPlan,
+    df: DataFrame,
+    *,
+    extra_columns: Mapping[str, Column] | None = None,
+    phase: Phase = _unlabelled,
+) -> tuple[Collected, BatchDecision]:
+    """The rows collected with every aggregate's input in ONE job, then the decision. ``df`` is persisted only
+    while classic aggregate checks rescan it."""
+    persist = bool(plan.classic_checks())
+    if persist:
+        df.persist()
+    try:
+        with reference_errors_unwrapped():
+            with phase("collect"):
+                collected = collect(plan, df, extra_columns=extra_columns)
+            with phase("aggregate checks"):
+                decision = _decided(plan, collected.aggregates, collected.frame if persist else None)
+    finally:
+        if persist:
+            df.unpersist()
+    return collected, decision
+
+
+def validate_grouped(
+    plan: ValidationPlan,
+    annotated: DataFrame,
+    *,
+    windows: bool,
+    classic_frame: DataFrame | None,
+    phase: Phase = _unlabelled,
+) -> tuple[BatchAggregates, BatchDecision]:
+    """ONE grouped aggregation over the annotated batch (by regime, and by window when ``windows``), then the
+    decision; the classic checks rescan ``classic_frame`` (persisted by the caller)."""
+    layout = plan.layout
+    with reference_errors_unwrapped():
+        groups = annotated.groupBy(*layout.group_keys(windows=windows))
+        with phase("aggregate"):
+            rows = groups.agg(*layout.grouped_columns(windows=windows)).collect()
+        aggregates = layout.read_grouped(rows)
+        with phase("aggregate checks"):
+            decision = _decided(plan, aggregates, classic_frame)
+    return aggregates, decision
+
+
+@dataclass(frozen=True)
+class ArrowValidation:
+    """A batch validated on the driver: its decision, its routed rows and its extra columns."""
+
+    decision: BatchDecision
+    split: ArrowSplit
+    extra_columns: pa.Table
+
+    @property
+    def passed(self) -> pa.Table:
+        return self.split.passed
+
+    @property
+    def quarantined(self) -> pa.Table:
+        return self.split.quarantined
+
+    @property
+    def warned(self) -> int:
+        """Passed rows that carry a row check's warning (:attr:`BatchDecision.row_warning_records`)."""
+        return self.decision.row_warning_records
+
+
+def validate_to_arrow(
+    plan: ValidationPlan, df: DataFrame, *, extra_columns: Mapping[str, Column] | None = None
+) -> ArrowValidation:
+    """Validate ``df`` with one Spark job (:func:`validate_collected`) and route its rows in Arrow."""
+    collected, decision = validate_collected(plan, df, extra_columns=extra_columns)
+    routed = split(plan, collected.table, decision, list(df.columns))
+    return ArrowValidation(decision, routed, collected.extra_columns())
+
+
+def _decided(
+    plan: ValidationPlan, aggregates: BatchAggregates, classic_frame: DataFrame | None
+) -> BatchDecision:
+    return decide(plan, aggregates, classic_results(plan, aggregates, classic_frame))
