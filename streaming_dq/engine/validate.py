@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -27,6 +27,7 @@ from streaming_dq.engine.arrow import ArrowSplit, Collected, collect, split
 from streaming_dq.engine.classic import classic_results
 from streaming_dq.engine.decision import BatchDecision, decide
 from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
+from streaming_dq.metrics.window_states import batch_window_states, window_state_columns
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -67,24 +68,44 @@ def validate_collected(
     plan: ValidationPlan,
     df: DataFrame,
     *,
+    windows: bool = False,
     extra_columns: Mapping[str, Column] | None = None,
     phase: Phase = _unlabelled,
 ) -> tuple[Collected, BatchDecision]:
     """The rows collected with every aggregate's input in ONE job, then the decision. ``df`` is persisted only
-    while classic aggregate checks rescan it."""
+    while classic aggregate checks rescan it.
+
+    Args:
+        windows: Also the window-scoped checks' states per event-time window (in the aggregates'
+            ``windows``, as the grouped form gives them), from per-row inputs collected in the same job.
+        extra_columns: More per-row columns to collect (:meth:`Collected.extra_columns`).
+    """
+    window_inputs = _window_inputs(plan) if windows else None
+    columns = {**(extra_columns or {}), **(window_inputs or {})}
     persist = bool(plan.classic_checks())
     if persist:
         df.persist()
     try:
         with reference_errors_unwrapped():
             with phase("collect"):
-                collected = collect(plan, df, extra_columns=extra_columns)
+                collected = collect(plan, df, extra_columns=columns or None)
             with phase("aggregate checks"):
                 decision = _decided(plan, collected.aggregates, collected.frame if persist else None)
     finally:
         if persist:
             df.unpersist()
+    if window_inputs is not None:
+        states = batch_window_states(plan.window_checks, collected.extra_columns(), timezone=plan.timezone)
+        collected = replace(collected, aggregates=replace(collected.aggregates, windows=states))
     return collected, decision
+
+
+def _window_inputs(plan: ValidationPlan) -> dict[str, Column] | None:
+    """The window-scoped checks' per-row inputs (built once per plan); None without such checks."""
+    event_time = plan.event_time
+    if not plan.window_checks or not event_time:
+        return None
+    return plan.memo("window-inputs", lambda: window_state_columns(plan.window_checks, event_time))  # type: ignore[no-any-return]
 
 
 def validate_grouped(

@@ -17,7 +17,6 @@ from pyspark.sql import functions as F
 from streaming_dq.core.outcome import CheckOutcome
 from streaming_dq.engine.arrow import ArrowSplit, Collected, split
 from streaming_dq.engine.validate import validate_collected
-from streaming_dq.metrics.window_states import EVENT_TIME_COLUMN, batch_window_states, window_state_columns
 from streaming_dq.sink.drift import DRIFT_CHECK_ID
 from streaming_dq.sink.records import RoutedBatch, error_entries, event_time_of, quarantine_rows
 from streaming_dq.sink.routers.base import (
@@ -55,13 +54,11 @@ class DriverRouter(Router):
         Raises:
             MissingReferenceDatasetError: An integrity check's reference dataset is missing.
         """
-        windows = plan.memo("window-inputs", lambda: _window_inputs(plan, job.event_time))
         spark = df.sparkSession
         collected, decision = validate_collected(
-            plan, df, extra_columns=windows, phase=lambda name: job.described(spark, name)
+            plan, df, windows=True, phase=lambda name: job.described(spark, name)
         )
-        states = _window_states(plan, collected) if windows else None
-        return _DriverBatch(plan, job, collected, decision, list(df.columns), states)
+        return _DriverBatch(plan, job, collected, decision, list(df.columns), collected.aggregates.windows)
 
     def validate_small(
         self, plan: ValidationPlan, df: DataFrame, job: BatchJob, at_most: int
@@ -158,16 +155,3 @@ class _DriverBatch(ValidatedBatch):
             TableRows(shaped, shaped.num_rows, merge=True),
             counted,
         )
-
-
-def _window_inputs(plan: ValidationPlan, event_time: str | None) -> dict[str, object] | None:
-    if not plan.window_checks or not event_time:
-        return None
-    return window_state_columns(plan.window_checks, event_time)  # type: ignore[return-value]
-
-
-def _window_states(plan: ValidationPlan, collected: Collected) -> WindowStates:
-    inputs = collected.extra_columns()
-    if EVENT_TIME_COLUMN not in inputs.column_names:
-        return {}
-    return batch_window_states(plan.window_checks, inputs, timezone=plan.timezone)
