@@ -7,7 +7,8 @@ lineage are all :class:`OutcomeListener`\\ s on it. The same feed is fed whether
 process or on a Spark Connect server (whose outcomes are read back from the results table), so a listener is
 written once for both.
 
-A listener overrides the events it cares about; the others do nothing. An event is delivered after what it
+A listener overrides the events it cares about; the others do nothing (an object that is no
+:class:`OutcomeListener` but has some of its methods, such as an older metrics recorder, hears those). An event is delivered after what it
 reports is committed: a listener that raises is logged, and neither un-commits anything nor keeps the event
 from the listeners after it.
 """
@@ -79,8 +80,11 @@ class OutcomeFeed(OutcomeListener):
 
     def _send(self, about: str, event: str, *args: Any) -> None:
         for listener in self.listeners:
+            handler = getattr(listener, event, None)  # a duck-typed listener may leave events out
+            if handler is None:
+                continue
             try:
-                getattr(listener, event)(*args)
+                handler(*args)
             except Exception:
                 logger.exception(
                     "gate %r: outcome callback failed for %s (%s.%s)",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -25,6 +26,16 @@ from streaming_dq.core.outcome import (
     TableReport,
     WindowOutcome,
 )
+from streaming_dq.core.results_log import (
+    DISCARD_KIND,
+    MAINTENANCE_KIND,
+    RELEASE_KIND,
+    DiscardRecord,
+    MaintenanceRecord,
+    ReleaseRecord,
+    decode_record,
+    encode_records,
+)
 
 __all__ = [
     "DISCARD_KIND",
@@ -32,31 +43,17 @@ __all__ = [
     "RELEASE_KIND",
     "RESULTS_SCHEMA",
     "VERDICT_COLUMNS",
+    "ReleaseHistory",
+    "ResultsLog",
     "decode_outcomes",
     "decode_release_rows",
-    "discard_rows",
     "encode_outcome",
     "finished_quarantine_counts",
-    "release_rows",
     "results_table",
     "verdict_fields",
 ]
 
 UTC_TIMESTAMP = pa.timestamp("us", tz="UTC")
-
-#: ``kind`` of the rows that carry a maintenance run (one per table), with the batch after the run.
-MAINTENANCE_KIND = "maintenance"
-
-#: ``kind`` of the rows that record a release of quarantined rows (``streaming_dq.release``), under the
-#: release's own app id: ``status`` ``started`` (``reason``: the request, as JSON), ``chunk`` (``batch_id``: the
-#: chunk's number) and ``finished``; per chunk and at the end one row without ``check_id`` with the totals and
-#: one per check the rows were quarantined for (``rows_passed``: released, ``rows_quarantined``: still failing).
-RELEASE_KIND = "release"
-
-#: ``kind`` of the rows that record a discard of old quarantined rows (``streaming-dq quarantine discard``),
-#: under the discard's own app id: ``status`` ``started`` (``reason``: the request, as JSON) and ``finished``,
-#: each one row without ``check_id`` and one per check the rows were quarantined for, ``rows`` the rows deleted.
-DISCARD_KIND = "discard"
 
 #: The columns an anomaly verdict adds to a window's or a batch check's row (NULL for other checks).
 VERDICT_COLUMNS: tuple[pa.Field, ...] = (
@@ -201,107 +198,93 @@ def window_row(head: Mapping[str, Any], w: WindowOutcome, times: Mapping[str, An
 
 
 def maintenance_rows(head: Mapping[str, Any], report: MaintenanceReport) -> list[dict[str, Any]]:
-    """A maintenance run as rows: one per table, ``kind = "maintenance"``: ``check_id`` the table's role,
-    ``status`` ``maintained`` or ``failed`` (``reason`` says why), ``rows`` its data files after the run,
-    ``validation_ts`` when the run started, ``duration_seconds`` the whole run, ``raw_value`` the table's share.
-    """
-    return [
-        {
-            **head,
-            "check_id": t.role,
-            "check_type": MAINTENANCE_KIND,
-            "kind": MAINTENANCE_KIND,
-            "status": "failed" if t.error is not None else "maintained",
-            "rows": t.files_after,
-            "raw_value": t.seconds,
-            "validation_ts": report.started_at,
-            "duration_seconds": report.seconds,
-            "reason": t.error,
-        }
-        for t in report.tables
-    ]
-
-
-def release_rows(
-    head: Mapping[str, Any],
-    status: str,
-    ts: datetime,
-    *,
-    counts: Mapping[str | None, tuple[int, int]] | None = None,
-    reason: str | None = None,
-    duration_seconds: float | None = None,
-) -> list[dict[str, Any]]:
-    """A release's record rows (``kind = "release"``, see :data:`RELEASE_KIND`); ``head`` is gate, app id and
-    batch id (the chunk's number, None for ``started`` and ``finished``); ``counts`` maps a check id (None:
-    the totals) to (released, still failing)."""
-    base = {**head, "kind": RELEASE_KIND, "check_type": RELEASE_KIND, "status": status, "validation_ts": ts}
-    if not counts:
-        return [{**base, "reason": reason, "duration_seconds": duration_seconds}]
-    return [
-        {
-            **base,
-            "check_id": check,
-            "rows": released + still,
-            "rows_passed": released,
-            "rows_quarantined": still,
-            "reason": reason if check is None else None,
-            "duration_seconds": duration_seconds if check is None else None,
-        }
-        for check, (released, still) in sorted(
-            counts.items(), key=lambda kv: (kv[0] is not None, kv[0] or "")
+    """A maintenance run as rows, one :class:`~streaming_dq.core.results_log.MaintenanceRecord` per table;
+    ``head`` is gate, batch id and app id."""
+    return encode_records(
+        MaintenanceRecord(
+            gate=head["gate"],
+            app_id=head["app_id"],
+            batch_id=head["batch_id"],
+            table=t.role,
+            status="failed" if t.error is not None else "maintained",
+            files_after=t.files_after,
+            table_seconds=t.seconds,
+            started_at=report.started_at,
+            run_seconds=report.seconds,
+            error=t.error,
         )
-    ]
+        for t in report.tables
+    )
 
 
-def discard_rows(
-    head: Mapping[str, Any],
-    status: str,
-    ts: datetime,
-    counts: Mapping[str | None, int],
-    *,
-    reason: str | None = None,
-) -> list[dict[str, Any]]:
-    """A discard's record rows (``kind = "discard"``, see :data:`DISCARD_KIND`); ``counts`` maps a check id
-    (None: the total) to the rows deleted."""
-    base = {**head, "kind": DISCARD_KIND, "check_type": DISCARD_KIND, "status": status, "validation_ts": ts}
-    totals = {None: 0, **counts}
-    return [
-        {**base, "check_id": check, "rows": n, "reason": reason if check is None else None}
-        for check, n in sorted(totals.items(), key=lambda kv: (kv[0] is not None, kv[0] or ""))
-    ]
+#: Rows by check id (None: the totals) -> (released, still failing).
+ReleaseCounts = dict[str | None, tuple[int, int]]
 
 
-def decode_release_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Release records by app id: ``started`` (the row), ``chunks`` (chunk number -> counts by check id,
-    None for the totals), ``finished`` (the counts, or None while unfinished)."""
-    out: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        if row["kind"] != RELEASE_KIND:
-            continue
-        entry = out.setdefault(row["app_id"], {"started": None, "chunks": {}, "finished": None})
-        counts = (int(row.get("rows_passed") or 0), int(row.get("rows_quarantined") or 0))
-        if row["status"] == "started":
-            entry["started"] = row
-        elif row["status"] == "chunk":
-            entry["chunks"].setdefault(int(row["batch_id"]), {})[row["check_id"]] = counts
-        elif row["status"] == "finished":
-            entry["finished"] = {**(entry["finished"] or {}), row["check_id"]: counts}
-    return out
+@dataclass
+class ReleaseHistory:
+    """One release as its record tells it: the ``started`` row, each chunk's counts, the finished counts
+    (None while unfinished)."""
+
+    started: ReleaseRecord | None = None
+    chunks: dict[int, ReleaseCounts] = field(default_factory=dict)
+    finished: ReleaseCounts | None = None
+
+
+@dataclass(frozen=True)
+class ResultsLog:
+    """The read model of a gate's results rows: the committed batches' outcomes, the releases and the
+    discards' records by their app id (a ``started`` row, committed under ``<app id>/start``, filed with
+    its release or discard)."""
+
+    outcomes: tuple[BatchOutcome, ...]
+    releases: dict[str, ReleaseHistory]
+    discards: dict[str, tuple[DiscardRecord, ...]]
+
+    @classmethod
+    def of(cls, rows: Iterable[Mapping[str, Any]]) -> ResultsLog:
+        rows = list(rows)
+        releases: dict[str, ReleaseHistory] = {}
+        discards: dict[str, list[DiscardRecord]] = defaultdict(list)
+        for row in rows:
+            record = decode_record(row)
+            if isinstance(record, ReleaseRecord):
+                entry = releases.setdefault(record.release_id, ReleaseHistory())
+                counts = (record.released, record.still_failing)
+                if record.status == "started":
+                    entry.started = record
+                elif record.status == "chunk" and record.chunk is not None:
+                    entry.chunks.setdefault(record.chunk, {})[record.check_id] = counts
+                elif record.status == "finished":
+                    entry.finished = {**(entry.finished or {}), record.check_id: counts}
+            elif isinstance(record, DiscardRecord):
+                discards[record.discard_id].append(record)
+        return cls(tuple(decode_outcomes(rows)), releases, {k: tuple(v) for k, v in discards.items()})
+
+    def finished_quarantine_counts(self) -> dict[str, tuple[str, dict[str | None, int]]]:
+        """The finished releases and discards: app id -> (kind, rows released or deleted by check id, None
+        for the total)."""
+        out: dict[str, tuple[str, dict[str | None, int]]] = {}
+        for app_id, release in self.releases.items():
+            if release.finished is not None:
+                out[app_id] = (RELEASE_KIND, {c: released for c, (released, _) in release.finished.items()})
+        for app_id, records in self.discards.items():
+            finished = {r.check_id: r.deleted for r in records if r.status == "finished"}
+            if finished:
+                out[app_id] = (DISCARD_KIND, finished)
+        return out
+
+
+def decode_release_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, ReleaseHistory]:
+    """The releases among results rows, by app id (:attr:`ResultsLog.releases`)."""
+    return ResultsLog.of(rows).releases
 
 
 def finished_quarantine_counts(
     rows: Iterable[Mapping[str, Any]],
 ) -> dict[str, tuple[str, dict[str | None, int]]]:
-    """The finished releases and discards among results rows: app id -> (kind, rows released or deleted by
-    check id, None for the total)."""
-    out: dict[str, tuple[str, dict[str | None, int]]] = {}
-    for row in rows:
-        kind = row["kind"]
-        if kind not in (RELEASE_KIND, DISCARD_KIND) or row["status"] != "finished":
-            continue
-        n = row.get("rows_passed") if kind == RELEASE_KIND else row.get("rows")
-        out.setdefault(row["app_id"], (kind, {}))[1][row["check_id"]] = int(n or 0)
-    return out
+    """The finished releases and discards among results rows (:meth:`ResultsLog.finished_quarantine_counts`)."""
+    return ResultsLog.of(rows).finished_quarantine_counts()
 
 
 def results_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
@@ -390,17 +373,19 @@ def _window(row: Mapping[str, Any]) -> WindowOutcome:
 
 def _maintenance(rows: list[Mapping[str, Any]]) -> MaintenanceReport | None:
     """The maintenance run a batch's rows carry; the tables' paths are not stored, only their roles."""
-    if not rows:
+    records = [r for r in map(decode_record, rows) if isinstance(r, MaintenanceRecord)]
+    if not records:
         return None
     tables = tuple(
         TableReport(
-            role=r["check_id"],
+            role=r.table,
             uri="",
-            files_after=int(r.get("rows") or 0),
-            seconds=float(r.get("raw_value") or 0.0),
-            error=r.get("reason") if r["status"] == "failed" else None,
+            files_after=r.files_after,
+            seconds=r.table_seconds,
+            error=r.error if r.status == "failed" else None,
         )
-        for r in rows
+        for r in records
     )
-    first = rows[0]
-    return MaintenanceReport(first["validation_ts"], tables, float(first.get("duration_seconds") or 0.0))
+    first = records[0]
+    assert first.started_at is not None
+    return MaintenanceReport(first.started_at, tables, first.run_seconds)

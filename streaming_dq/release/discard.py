@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from streaming_dq.core.outcome_rows import DISCARD_KIND, discard_rows, results_table
+from streaming_dq.core.outcome_rows import results_table
+from streaming_dq.core.results_log import DISCARD_KIND, START_SUFFIX, discard_rows
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.release.judge import current_errors, quarantined_for
 from streaming_dq.release.runner import new_release_id, who
@@ -42,7 +43,7 @@ logger = logging.getLogger("streaming_dq.release")
 
 __all__ = ["DiscardReport", "discard"]
 
-_START = "/start"
+_START = START_SUFFIX
 
 
 @dataclass(frozen=True)

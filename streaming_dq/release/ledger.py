@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from streaming_dq.core.outcome_rows import RELEASE_KIND, decode_release_rows, release_rows, results_table
+from streaming_dq.core.outcome_rows import ReleaseHistory, decode_release_rows, results_table
+from streaming_dq.core.results_log import RELEASE_KIND, START_SUFFIX, ReleaseRecord, release_rows
 from streaming_dq.tables import AppTransaction, DeltaTarget, TableWriter
 from streaming_dq.tables.reading import sql_literal
 from streaming_dq.tables.targets import writing
@@ -23,16 +24,16 @@ __all__ = ["Counts", "Ledger", "Started"]
 Counts = dict[str | None, tuple[int, int]]
 
 #: The suffix of the app id under which a release's ``started`` row is committed.
-_START = "/start"
+_START = START_SUFFIX
 
 
 class Started:
     """An unfinished release, as its ``started`` row recorded it."""
 
-    def __init__(self, row: Mapping[str, Any]) -> None:
-        self.app_id: str = row["app_id"]
-        self.ts: datetime = row["validation_ts"]
-        record = json.loads(row["reason"] or "{}")
+    def __init__(self, started: ReleaseRecord) -> None:
+        self.app_id: str = started.app_id
+        self.ts: datetime = started.at
+        record = json.loads(started.request or "{}")
         self.release_id: str = record.get("id", "")
         self.key: str = record.get("key", "")
         self.by: str = record.get("by", "")
@@ -52,7 +53,7 @@ class Ledger:
     def __init__(self, writer: TableWriter, results: DeltaTarget, gate: str) -> None:
         self.writer, self.results, self.gate = writer, results, gate
 
-    def _records(self, app_id: str | None = None) -> dict[str, dict[str, Any]]:
+    def _records(self, app_id: str | None = None) -> dict[str, ReleaseHistory]:
         predicate = f"gate = {sql_literal(self.gate)} AND kind = {sql_literal(RELEASE_KIND)}"
         if app_id is not None:
             predicate += f" AND (app_id = {sql_literal(app_id)} OR app_id = {sql_literal(app_id + _START)})"
@@ -60,22 +61,17 @@ class Ledger:
             if self.writer.table_schema(self.results) is None:
                 return {}
             rows = self.writer.read(self.results, predicate=predicate).to_pylist()
-        for row in rows:  # the started row is committed under its own app id: file it with its release
-            if row["app_id"].endswith(_START):
-                row["app_id"] = row["app_id"][: -len(_START)]
-        return decode_release_rows(rows)
+        return decode_release_rows(rows)  # the started row is filed with its release
 
     def unfinished(self) -> list[Started]:
         """The gate's releases that started and did not finish, oldest first."""
-        found = [
-            Started(r["started"]) for r in self._records().values() if r["started"] and not r["finished"]
-        ]
+        found = [Started(r.started) for r in self._records().values() if r.started and r.finished is None]
         return sorted(found, key=lambda s: s.ts)
 
     def chunks(self, app_id: str) -> dict[int, Counts]:
         """The recorded chunks of a release: chunk number -> counts."""
         entry = self._records(app_id).get(app_id)
-        return dict(entry["chunks"]) if entry else {}
+        return dict(entry.chunks) if entry else {}
 
     def _append(self, rows: list[dict[str, Any]], txn: AppTransaction) -> None:
         with writing(self.results, txn.version):

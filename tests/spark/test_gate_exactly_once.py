@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections import Counter
 
 import pyarrow as pa
@@ -161,6 +162,41 @@ def test_aggregate_failure_quarantines_the_batch_by_default(spark, tmp_path):
     assert sorted(r["id"] for r in q) == [1, 2]
     assert {tuple(e["check-id"] for e in r["_dq_errors"]) for r in q} == {("volume",)}
     assert table(tmp_path / "pass").num_rows == 0
+
+
+def test_every_listener_of_the_gate_hears_its_batches_and_failures_in_order(spark, tmp_path):
+    from streaming_dq.core.listeners import OutcomeListener
+
+    heard: list[tuple[str, str, int]] = []
+
+    class Listener(OutcomeListener):
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def record_batch(self, outcome):
+            heard.append((self.name, outcome.status, outcome.batch_id))
+
+        def record_failure(self, batch_id, error):
+            heard.append((self.name, "failed", batch_id))
+
+    gate = make_gate(
+        tmp_path,
+        metrics=Listener("metrics"),
+        listeners=[Listener("a"), Listener("b")],
+        on_batch=lambda o: heard.append(("on_batch", o.status, o.batch_id)),
+    )
+    batch = spark.createDataFrame([(1, 1.0, None, "x")], SCHEMA)
+    gate(batch, 0)
+    gate(batch, 0)  # a replay
+    shutil.rmtree(tmp_path / "pass")  # deleted under the running stream: the next batch fails before writing
+    with pytest.raises(TargetWriteError, match="no longer exists"):
+        gate(batch, 1)
+    order = ["metrics", "a", "b"]
+    assert heard[:8] == [
+        *[(n, "committed", 0) for n in order], ("on_batch", "committed", 0),
+        *[(n, "skipped_replay", 0) for n in order], ("on_batch", "skipped_replay", 0),
+    ]  # fmt: skip
+    assert heard[8:] == [(n, "failed", 1) for n in order]  # on_batch hears batches only
 
 
 def test_a_failing_callback_never_fails_a_committed_batch(spark, tmp_path, caplog):

@@ -7,12 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from streaming_dq.core.outcome_rows import (
-    decode_outcomes,
-    decode_release_rows,
-    release_rows,
-    results_table,
-)
+from streaming_dq.core.outcome_rows import decode_outcomes, decode_release_rows, results_table
+from streaming_dq.core.results_log import ReleaseRecord, decode_record, release_rows
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.release import Fix, ReleaseRequest, parse_batch_range, parse_time_range
 from streaming_dq.release.store import Chunk, marked_predicate, open_predicate, string_literal
@@ -115,13 +111,19 @@ def test_release_rows_decode_by_release_and_batch_decoding_skips_them() -> None:
     table = results_table(rows)
     decoded = decode_release_rows(table.to_pylist())
     entry = decoded["orders/release/r1"]
-    assert entry["started"]["reason"] == '{"id": "r1"}'
-    assert entry["chunks"] == {
+    assert entry.started is not None and entry.started.request == '{"id": "r1"}'
+    assert entry.chunks == {
         0: {None: (2, 1), "customer-known": (2, 1)},
         1: {None: (1, 0), "customer-known": (1, 0)},
     }
-    assert entry["finished"] == {None: (3, 1), "customer-known": (3, 1)}
+    assert entry.finished == {None: (3, 1), "customer-known": (3, 1)}
     assert decode_outcomes(table.to_pylist()) == []  # not a batch's rows
+    # the one codec: a chunk's number is its own field, kept in the batch_id column; a record reads back whole
+    chunk_row = table.to_pylist()[1]
+    assert (chunk_row["batch_id"], chunk_row["rows_passed"], chunk_row["rows"]) == (0, 2, 3)
+    assert decode_record(chunk_row) == ReleaseRecord(
+        "orders", "orders/release/r1", "chunk", ts, chunk=0, released=2, still_failing=1
+    )
 
 
 def test_the_quarantine_follower_reports_each_finished_release_once(tmp_path) -> None:
@@ -137,7 +139,7 @@ def test_the_quarantine_follower_reports_each_finished_release_once(tmp_path) ->
         if kind == "release":
             rows = release_rows(head, status, ts, counts={None: (2, 1), "customer-known": (2, 1)})
         else:
-            from streaming_dq.core.outcome_rows import discard_rows
+            from streaming_dq.core.results_log import discard_rows
 
             rows = discard_rows(head, status, ts, {None: 5, "amount-positive": 5})
         write_deltalake(results, results_table(rows), mode="append")
