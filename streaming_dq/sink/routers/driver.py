@@ -2,8 +2,8 @@
 
 One ``toArrow`` collects the rows with their fired flags and each aggregate state's per-row input
 (:func:`~streaming_dq.engine.arrow.collect`); every aggregate, the counts and the window states are computed in
-Arrow, and the split into pass and quarantine happens in pyarrow. The writer appends Arrow tables (delta-rs by
-default). Every row passes through the driver: bounded by its memory and ``spark.driver.maxResultSize``; on a
+Arrow, and the split into pass and quarantine happens in pyarrow; the committer appends the two Arrow tables
+(delta-rs by default). Every row passes through the driver: bounded by its memory and ``spark.driver.maxResultSize``; on a
 cluster choose the Spark router.
 """
 

@@ -9,8 +9,9 @@ row, the regime ordinal):
    checks (windows are cut in Spark, in the gate's time zone). A handful of group rows reach the driver;
 3. the decision (a fail-level aggregate that failed quarantines its regime's rows before anything is
    written; ``on-aggregate-failure: stop`` raises here);
-4. the pass write and the quarantine write (``_dq_errors`` built as Spark columns), each by Spark's Delta
-   writer with ``txnAppId``/``txnVersion``; ``unpersist`` in ``finally``.
+4. the split: the pass rows and the quarantine rows (``_dq_errors`` built as Spark columns) as two lazy
+   DataFrames, which the committer (:mod:`~streaming_dq.sink.commit`) appends, each by Spark's Delta writer
+   with ``txnAppId``/``txnVersion``; the batch is unpersisted once they are written.
 
 That is three jobs over the batch for any number of observable checks (classic aggregate checks, which need a
 groupBy, join or distinct of their own, add one each; Delta's own log and commit jobs are apart). Values that
