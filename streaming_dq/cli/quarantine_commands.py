@@ -7,7 +7,8 @@ Their options and help are here; the work is in :mod:`~streaming_dq.cli.releasin
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -85,22 +86,13 @@ def release(
     `--fail-on never`), 2 on a config or option error (or another release of the gate that did not finish),
     130 when interrupted.
     """
-    from streaming_dq.cli.common import EXIT_INTERRUPTED
     from streaming_dq.cli.releasing import run_release
 
-    out = console() if sys.stdout.isatty() else Console(highlight=False, width=400)
-    try:
-        code = run_release(
-            config, out, dry_run=dry_run, as_json=as_json, chunk_rows=chunk_rows, progress=Progress(quiet),
-            fail_on=fail_on, checks=check or [],
-            batches=batches, event_time=event_time, where=where, sets=set_ or [], note=note,
-        )  # fmt: skip
-    except ConfigError as exc:
-        raise fail_config(problems_of(exc), as_json=as_json) from None
-    except KeyboardInterrupt:
-        console(stderr=True).print("interrupted: run the same command again to finish the release")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
-    raise typer.Exit(code)
+    _finished("release", as_json, lambda out: run_release(
+        config, out, dry_run=dry_run, as_json=as_json, chunk_rows=chunk_rows, progress=Progress(quiet),
+        fail_on=fail_on, checks=check or [],
+        batches=batches, event_time=event_time, where=where, sets=set_ or [], note=note,
+    ))  # fmt: skip
 
 
 def discard(
@@ -128,18 +120,25 @@ def discard(
     retention (`streaming-dq maintain --vacuum`). A discard interrupted by a crash is finished by running the same
     command again. Exit 0, 2 on a config or option error, 130 when interrupted.
     """
-    from streaming_dq.cli.common import EXIT_INTERRUPTED
     from streaming_dq.cli.releasing import run_discard
+
+    _finished("discard", as_json, lambda out: run_discard(
+        config, out, older_than=older_than, checks=check or [], dry_run=dry_run, as_json=as_json,
+        progress=Progress(quiet),
+    ))  # fmt: skip
+
+
+def _finished(what: str, as_json: bool, work: Callable[[Console], int]) -> NoReturn:
+    """Run a release or a discard and exit with its code: a config error names its field (exit 2), Ctrl-C says
+    how to finish the work (exit 130)."""
+    from streaming_dq.cli.common import EXIT_INTERRUPTED
 
     out = console() if sys.stdout.isatty() else Console(highlight=False, width=400)
     try:
-        code = run_discard(
-            config, out, older_than=older_than, checks=check or [], dry_run=dry_run, as_json=as_json,
-            progress=Progress(quiet),
-        )  # fmt: skip
+        code = work(out)
     except ConfigError as exc:
         raise fail_config(problems_of(exc), as_json=as_json) from None
     except KeyboardInterrupt:
-        console(stderr=True).print("interrupted: run the same command again to finish the discard")
+        console(stderr=True).print(f"interrupted: run the same command again to finish the {what}")
         raise typer.Exit(EXIT_INTERRUPTED) from None
     raise typer.Exit(code)
