@@ -3,7 +3,8 @@
 * ``distinct-ratio-check`` (aggregate): distinct non-NULL values / non-NULL values >= ``min-ratio``.
 * ``unique-ratio-check`` (aggregate): distinct non-NULL values / all rows >= ``min-ratio``.
 * ``unique-rows-check`` (aggregate): no two rows share the values of ``subset-columns`` (all columns if unset).
-* ``unique-key-check`` (row): marks every row whose ``columns`` key occurs more than once in the batch.
+* ``unique-key-check`` (row): marks every row whose ``columns`` key occurs more than once in the batch; with a
+  ``horizon``, every row whose key was seen before in the stream (:mod:`~streaming_dq.checks.stream_keys`).
 
 The aggregates need an exact distinct count or a groupBy, so they are classic aggregate checks (one Spark job
 each, not merged across batches); ``distinct-count-check`` is the mergeable, approximate alternative.
@@ -12,21 +13,24 @@ each, not merged across batches); ``distinct-count-check`` is the mergeable, app
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from functools import reduce
 from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from streaming_dq.checks.stream_keys import FIRST_SEEN_COLUMN, LatePolicy, first_seen_of
 from streaming_dq.checks.wording import MetricDetails, number, plural, subject, violations_sentence
 from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck, BaseRowCheck
 from streaming_dq.core.base_config import BaseAggregateCheckConfig, BaseRowCheckConfig
 from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
+from streaming_dq.core.scope import parse_duration
 from streaming_dq.core.severity import Severity
 from streaming_dq.core.sql import col, data_columns
-from streaming_dq.exceptions import CheckEvaluationError
+from streaming_dq.exceptions import CheckEvaluationError, ConfigError
 
 
 class _RatioCheck(MetricDetails, BaseAggregateCheck):
@@ -147,6 +151,12 @@ class UniqueKeyCheck(BaseRowCheck):
 
     All rows sharing a key fail, not only the second one: none of them can be trusted to be the right one.
 
+    With a ``horizon`` the check judges the stream instead of the batch: the first occurrence of a key passes
+    and every later one within the horizon of event time fails, in this batch or any later one, with a
+    pointer to the first occurrence (:mod:`~streaming_dq.checks.stream_keys`; the gate keeps the keys in
+    its keys table). ``order_by`` breaks ties of event time inside a batch (e.g. the Kafka partition and
+    offset) and names the occurrence in the pointer; ``late`` says what becomes of a row too late to judge.
+
     NULL semantics: a row with a NULL in any key column passes: an incomplete key identifies nothing, so it
     cannot be a duplicate (as with SQL UNIQUE constraints). Pair with ``null-check`` to reject such keys.
     ``nulls-distinct: false`` compares NULLs as values instead (two rows ``(1, NULL)`` are duplicates).
@@ -161,13 +171,32 @@ class UniqueKeyCheck(BaseRowCheck):
         columns: Sequence[str],
         nulls_distinct: bool = True,
         severity: Severity = Severity.CRITICAL,
+        horizon: timedelta | None = None,
+        order_by: Sequence[str] = (),
+        late: LatePolicy = "quarantine",
         **kw: Any,
     ) -> None:
         super().__init__(check_id, severity, **kw)
         self.columns = list(columns)
         self.nulls_distinct = nulls_distinct
+        self.horizon = horizon
+        self.order_by = list(order_by)
+        self.late = late
+
+    @property
+    def across_batches(self) -> bool:
+        """Whether the check judges the stream (it has a horizon) rather than each batch."""
+        return self.horizon is not None
 
     def failure_condition(self, df: DataFrame) -> Column:
+        if self.across_batches:
+            if FIRST_SEEN_COLUMN not in df.columns:
+                raise CheckEvaluationError(
+                    self.check_id,
+                    f"judges keys across batches: it runs in a QualityGate with a keys table, which adds "
+                    f"{FIRST_SEEN_COLUMN} to the batch",
+                )
+            return first_seen_of(self.check_id)
         keys = [col(c) for c in self.columns]
         # with nulls-distinct: false a NULL is a value like any other: (1, NULL) twice is a duplicate
         has_null = (
@@ -178,6 +207,8 @@ class UniqueKeyCheck(BaseRowCheck):
         return ~has_null & repeats
 
     def violation_details(self, violations: int, total: int) -> str:
+        if self.across_batches:
+            return violations_sentence(self.columns, violations, total, "row seen before")
         return violations_sentence(self.columns, violations, total, "duplicate row")
 
 
@@ -211,8 +242,30 @@ class UniqueRowsCheckConfig(BaseAggregateCheckConfig):
 
 @register_check_config(check_name="unique-key-check")
 class UniqueKeyCheckConfig(BaseRowCheckConfig):
-    """``{check: unique-key-check, check-id, columns: [...], nulls-distinct?: true}``."""
+    """``{check: unique-key-check, check-id, columns: [...], nulls-distinct?: true}``; with
+    ``horizon: 7 days`` (``order-by?: [...]``, ``late?: quarantine|pass``) across batches."""
 
     check_class: ClassVar[type[BaseCheck]] = UniqueKeyCheck
     columns: list[str] = Field(min_length=1)
     nulls_distinct: bool = True
+    horizon: timedelta | None = None
+    order_by: list[str] = Field(default_factory=list)
+    late: LatePolicy = "quarantine"
+
+    @field_validator("horizon", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        return parse_duration(value) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _stream_options_need_a_horizon(self) -> UniqueKeyCheckConfig:
+        if self.horizon is None:
+            for name in ("order_by", "late"):
+                if name in self.model_fields_set:
+                    raise ConfigError(
+                        f"{name.replace('_', '-')} applies to keys judged across batches: give a horizon",
+                        field_path=name.replace("_", "-"),
+                    )
+        elif self.horizon <= timedelta(0):
+            raise ConfigError("horizon must be positive, e.g. '7 days'", field_path="horizon")
+        return self

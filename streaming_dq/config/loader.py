@@ -140,6 +140,7 @@ def _resolve_paths(config: GateConfig, base: Path) -> GateConfig:
             "quarantine": resolve(t.quarantine),
             "results": resolve(t.results),
             "metrics": resolve(t.metrics),
+            "keys": resolve(t.keys),
         }
     )
     references = {

@@ -102,6 +102,10 @@ class TargetsSection(Section):
     quarantine: TableRef = Field(description="Delta table of the failed rows, with their reasons.")
     results: TableRef | None = Field(default=None, description="Delta table: one row per check per batch.")
     metrics: TableRef | None = Field(default=None, description="Delta table of mergeable metric states.")
+    keys: TableRef | None = Field(
+        default=None,
+        description="Delta table of the keys seen by unique-key-checks with a horizon (needed by them).",
+    )
     writer: WriterName = Field(
         default="auto", description="auto: Spark's Delta writer when the session has it, else delta-rs."
     )
@@ -129,7 +133,8 @@ class TargetsSection(Section):
     def paths(self) -> dict[str, str]:
         """The configured tables by their config key (``pass``, ``quarantine`` ...)."""
         named = {"pass": self.pass_table, "quarantine": self.quarantine}
-        named.update({k: v for k, v in (("results", self.results), ("metrics", self.metrics)) if v})
+        optional = (("results", self.results), ("metrics", self.metrics), ("keys", self.keys))
+        named.update({k: v for k, v in optional if v})
         return named
 
 

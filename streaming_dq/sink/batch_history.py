@@ -22,7 +22,8 @@ from streaming_dq.tables.targets import writing
 
 if TYPE_CHECKING:
     from streaming_dq.core.outcome import CheckOutcome
-    from streaming_dq.sink.records import BatchContext, RoutedBatch
+    from streaming_dq.sink.records import BatchContext
+    from streaming_dq.sink.rows import SplitBatch
     from streaming_dq.tables import DeltaTarget, TableWriter
 
 __all__ = ["BatchHistory", "batch_anomaly_checks"]
@@ -73,8 +74,8 @@ class BatchHistory:
             values = self.values_before(writer, ctx.app_id, ctx.batch_id)
         return using_history(values)
 
-    def committed(self, ctx: BatchContext, routed: RoutedBatch) -> None:
-        self.record(ctx.app_id, ctx.batch_id, routed.checks)
+    def committed(self, ctx: BatchContext, split: SplitBatch) -> None:
+        self.record(ctx.app_id, ctx.batch_id, split.routed.checks)
 
     def values_before(self, writer: TableWriter, app_id: str, batch_id: int) -> dict[str, list[float]]:
         """Per check, the values of the batches committed before ``(app_id, batch_id)``, oldest first (read

@@ -8,9 +8,10 @@ a batch, and a second process's commit of the same version is refused by the tab
 2. the participants prepare (:class:`BatchParticipant`: cross-batch state read back from the tables, such
    as the anomaly history); the router validates and splits the rows (:mod:`~streaming_dq.sink.rows`);
 3. the rows: the pass table, then the quarantine table;
-4. the per-check results (the batch-complete marker of the three row-level tables);
-5. LAST the metrics table: once it has the batch, every other table has it too;
-6. the participants learn the batch is committed.
+4. the participants' tables (the keys the batch saw, :mod:`~streaming_dq.sink.seen_keys`);
+5. the per-check results (the batch-complete marker of the row-level tables);
+6. LAST the metrics table: once it has the batch, every other table has it too;
+7. the participants learn the batch is committed.
 
 A replay writes only what is missing. The end of the input (:meth:`BatchCommitter.close_windows`) commits
 through the same tail (results, then metrics last).
@@ -24,12 +25,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from streaming_dq.core.modes import TargetRole
+from streaming_dq.sink.batch_history import BatchHistory, batch_anomaly_checks
 from streaming_dq.sink.jobs import described, phase_description
 from streaming_dq.sink.records import BatchContext, window_results
 from streaming_dq.sink.rows import ROW_ROLES
+from streaming_dq.sink.seen_keys import SeenKeys, stream_key_checks
+from streaming_dq.sink.tracker import MetricsTracker
 from streaming_dq.tables import AppTransaction, DeltaTarget, TableWriter
 from streaming_dq.tables.targets import writing
 
@@ -37,12 +41,12 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import SparkSession
 
+    from streaming_dq.config.check_set import CheckSet
     from streaming_dq.core.outcome import BatchOutcome, MaintenanceReport
     from streaming_dq.engine.decision import BatchDecision
     from streaming_dq.metrics.window_update import WindowUpdate
-    from streaming_dq.sink.records import RoutedBatch
+    from streaming_dq.sink.options import GateOptions
     from streaming_dq.sink.rows import SplitBatch
-    from streaming_dq.sink.tracker import MetricsTracker
 
 logger = logging.getLogger("streaming_dq.gate")
 
@@ -60,22 +64,27 @@ class BatchParticipant(Protocol):
         """Before the batch is validated: read back what a restart or a failed batch left stale. The context
         returned is open while the batch is validated: what the participant gives the run, as a value."""
 
-    def committed(self, ctx: BatchContext, routed: RoutedBatch) -> None:
+    def committed(self, ctx: BatchContext, split: SplitBatch) -> None:
         """After all of the batch's commits: take its values in (once, whatever replays follow)."""
 
     def invalidate(self) -> None:
         """A batch failed: rebuild from the tables before the next one."""
 
 
+P = TypeVar("P")
+
+
 @dataclass(frozen=True)
 class Pending:
-    """The tables that still lack a batch: the row-level tables by role, and whether the metrics table does."""
+    """The tables that still lack a batch: the row-level tables by role, the keys table, and whether the
+    metrics table does."""
 
     tables: dict[TargetRole, DeltaTarget] = field(default_factory=dict)
     metrics: bool = False
+    keys: DeltaTarget | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.tables) or self.metrics
+        return bool(self.tables) or self.metrics or self.keys is not None
 
 
 class BatchCommitter:
@@ -86,6 +95,7 @@ class BatchCommitter:
         tracker: The metrics tracker (None: the gate has no metrics table).
         check_types: Each check's type name, as the metrics table records it.
         participants: The cross-batch states kept in step with the commits.
+        keys: The keys table (:mod:`~streaming_dq.sink.seen_keys`), None without checks across batches.
     """
 
     def __init__(
@@ -94,13 +104,38 @@ class BatchCommitter:
         tracker: MetricsTracker | None,
         check_types: Mapping[str, str],
         participants: Sequence[BatchParticipant] = (),
+        keys: DeltaTarget | None = None,
     ) -> None:
         self.targets = dict(targets)
         self.tracker = tracker
         self.check_types = dict(check_types)
         self.participants = list(participants)
+        self.keys = keys
         if tracker is not None:
             self.participants.append(tracker)
+
+    @classmethod
+    def for_gate(cls, options: GateOptions, check_set: CheckSet) -> BatchCommitter:
+        """A gate's committer with its participants: the batch-scoped anomaly checks' history (read back from
+        the results table), the keys seen across batches (the keys table), the metrics tracker (the metrics
+        table)."""
+        seen_keys = SeenKeys(
+            options.name, stream_key_checks(check_set), options.keys_table, options.event_time
+        )
+        return cls(
+            options.targets,
+            MetricsTracker.for_gate(options, check_set),
+            {c.check_id: c.check_type for c in check_set},
+            participants=[
+                BatchHistory(options.name, batch_anomaly_checks(check_set), options.targets.get("results")),
+                seen_keys,
+            ],
+            keys=seen_keys.target,
+        )
+
+    def participant(self, kind: type[P]) -> P:
+        """The participant of type ``kind``."""
+        return next(p for p in self.participants if isinstance(p, kind))
 
     def pending(self, writer: TableWriter, txn: AppTransaction) -> Pending:
         """The tables that lack ``txn`` (the replay check: nothing pending, the batch is committed)."""
@@ -113,7 +148,11 @@ class BatchCommitter:
         if self.tracker is not None:
             with writing(self.tracker.target, txn.version):
                 metrics = not self.tracker.is_committed(txn.app_id, txn.version)
-        return Pending(tables, metrics)
+        keys = None
+        if self.keys is not None:
+            with writing(self.keys, txn.version):
+                keys = None if writer.is_committed(self.keys, txn) else self.keys
+        return Pending(tables, metrics, keys)
 
     @contextmanager
     def prepared(self, writer: TableWriter, ctx: BatchContext) -> Iterator[None]:
@@ -151,6 +190,9 @@ class BatchCommitter:
             if target is not None:
                 with writing(target, ctx.batch_id), self._described(spark, ctx, f"write {role}"):
                     split.rows_for(role).append(writer, target, txn)
+        if pending.keys is not None and split.keys is not None:
+            with writing(pending.keys, ctx.batch_id), self._described(spark, ctx, "write keys"):
+                split.keys.append(writer, pending.keys, txn)
         routed = split.routed
         update = None
         if pending.metrics:
@@ -163,7 +205,7 @@ class BatchCommitter:
         self._commit_tail(writer, spark, ctx, rows, routed.decision, update if pending.metrics else None,
                           metrics=pending.metrics)  # fmt: skip
         for participant in self.participants:
-            participant.committed(ctx, routed)
+            participant.committed(ctx, split)
         return routed.outcome(ctx, "committed", started, update)
 
     def _commit_tail(

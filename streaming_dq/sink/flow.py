@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from streaming_dq.sink.commit import BatchCommitter
     from streaming_dq.sink.options import GateOptions
     from streaming_dq.sink.references import ReferenceResolver
+    from streaming_dq.sink.seen_keys import SeenKeys
 
 logger = logging.getLogger("streaming_dq.gate")
 
@@ -61,11 +62,13 @@ class BatchFlow:
         check_set: CheckSet,
         committer: BatchCommitter,
         references: ReferenceResolver,
+        seen_keys: SeenKeys | None = None,
     ) -> None:
         self.options = options
         self.check_set = check_set
         self.committer = committer
         self.references = references
+        self.seen_keys = seen_keys
         self.plans = PlanCache(self._new_plan, capacity=1)
         #: The last maintenance run, until the next batch's results rows carry it (a reader of the results
         #: table, such as the exporter under Spark Connect, learns about maintenance from them).
@@ -95,7 +98,10 @@ class BatchFlow:
         job = BatchJob(
             ctx, table_schema, malformed, merge=action == "merge", event_time=self.options.event_time
         )
-        with committer.prepared(writer, ctx), self._validated(router, df, job, drift, action) as validated:
+        with (
+            committer.prepared(writer, ctx),
+            self._validated(router, df, job, drift, action, writer) as validated,
+        ):
             outcome = committer.commit(
                 writer,
                 df.sparkSession,
@@ -110,7 +116,13 @@ class BatchFlow:
         return outcome
 
     def _validated(
-        self, router: Router, df: DataFrame, job: BatchJob, drift: SchemaDrift, action: DriftAction
+        self,
+        router: Router,
+        df: DataFrame,
+        job: BatchJob,
+        drift: SchemaDrift,
+        action: DriftAction,
+        writer: TableWriter,
     ) -> ValidatedBatch:
         """The batch decided by the router (or quarantined whole under schema drift); stops before anything is
         written when a failed aggregate says so."""
@@ -118,6 +130,8 @@ class BatchFlow:
             return router.quarantine_whole(df, job, drift)
         if action == "merge":
             df = fill_missing(df, job.table_schema, drift.missing)
+        if self.seen_keys:  # each row's earlier occurrence, found in Spark (the keys stay on the executors)
+            df = self.seen_keys.annotate(df, writer, job.ctx)
         plan = self._plan(df, job.malformed)
         references = self.references.resolve(df.sparkSession)
         with plan.references(references):

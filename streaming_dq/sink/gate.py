@@ -29,9 +29,7 @@ from pyspark.sql.types import StructType
 
 from streaming_dq.config.paths import absolute_location
 from streaming_dq.core.listeners import BatchCallback, OutcomeFeed, OutcomeListener
-from streaming_dq.core.modes import (
-    TargetRole,
-)
+from streaming_dq.core.modes import TargetRole
 from streaming_dq.core.outcome import BatchOutcome, MaintenanceReport
 from streaming_dq.core.sql import check_filters
 from streaming_dq.exceptions import ConfigError, GateFailedError
@@ -40,7 +38,7 @@ from streaming_dq.metrics.window_update import WindowUpdate
 from streaming_dq.profiles import Profile
 from streaming_dq.sink import setup
 from streaming_dq.sink.backend import Backend
-from streaming_dq.sink.batch_history import BatchHistory, batch_anomaly_checks
+from streaming_dq.sink.batch_history import BatchHistory
 from streaming_dq.sink.checkpoint import QueryIdentity
 from streaming_dq.sink.commit import BatchCommitter
 from streaming_dq.sink.flow import BatchFlow, batch_context
@@ -50,8 +48,8 @@ from streaming_dq.sink.ports import SourceDecoder
 from streaming_dq.sink.query import hold_for_query, start_query
 from streaming_dq.sink.references import ReferenceResolver, ReferenceSpec, reference_specs
 from streaming_dq.sink.routers.base import Router
+from streaming_dq.sink.seen_keys import SeenKeys
 from streaming_dq.sink.stopping import StopSignal
-from streaming_dq.sink.tracker import MetricsTracker
 from streaming_dq.tables import DeltaTarget, TableWriter
 
 if TYPE_CHECKING:
@@ -186,19 +184,16 @@ class QualityGate:
         self._stop = StopSignal()
         if options.profiles and not options.event_time:
             logger.warning("gate %r: profiles are ignored without an event-time column", options.name)
-        #: Batch-scoped anomaly checks' values of the committed batches (read back from the results table).
-        self.batch_history = BatchHistory(
-            options.name, batch_anomaly_checks(check_set), self.targets.get("results")
-        )
-        self.tracker = MetricsTracker.for_gate(options, check_set)
+        self._committer = BatchCommitter.for_gate(options, check_set)
+        #: The committer's participants: the batch-scoped anomaly checks' history, the keys seen across batches
+        #: (unique-key checks with a horizon) and the window tracker (None without a metrics table).
+        self.batch_history = self._committer.participant(BatchHistory)
+        self.seen_keys = self._committer.participant(SeenKeys)
+        self.tracker = self._committer.tracker
         self._backend = Backend(options, self.tracker)
-        self._committer = BatchCommitter(
-            self.targets,
-            self.tracker,
-            {c.check_id: c.check_type for c in check_set},
-            participants=[self.batch_history],
+        self._flow = BatchFlow(
+            options, check_set, self._committer, ReferenceResolver(reference_datasets), self.seen_keys
         )
-        self._flow = BatchFlow(options, check_set, self._committer, ReferenceResolver(reference_datasets))
         maintenance = options.maintenance
         self._maintainer = (
             Maintainer(maintenance) if maintenance is not None and maintenance.scheduled else None
@@ -288,10 +283,12 @@ class QualityGate:
         return update
 
     def tables(self) -> dict[str, DeltaTarget]:
-        """Every table the gate writes, by role (``pass``, ``quarantine``, ``results``, ``metrics``)."""
+        """Every table the gate writes, by role (``pass``, ``quarantine``, ``results``, ``metrics``, ``keys``)."""
         tables: dict[str, DeltaTarget] = {str(role): target for role, target in self.targets.items()}
         if self.metrics_target is not None:
             tables["metrics"] = self.metrics_target
+        if self.seen_keys.target is not None:
+            tables["keys"] = self.seen_keys.target
         return tables
 
     def maintain(self, spark: SparkSession, policy: MaintenancePolicy | None = None) -> MaintenanceReport:
@@ -378,6 +375,7 @@ class QualityGate:
             self.targets,
             self.tracker,
             schema,
+            keys=self.seen_keys,
             malformed_column=self.options.malformed_column,
             maintenance=self.maintenance,
             batch_id=batch_id,

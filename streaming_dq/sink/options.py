@@ -61,6 +61,7 @@ class GateKeywords(_GateTables, total=False):
     schema_drift: DriftPolicy | None
     malformed_column: str
     metrics_table: str | DeltaTarget | None
+    keys_table: str | DeltaTarget | None
     allowed_lateness: timedelta
     late_data: LateDataPolicy
     reopen_horizon: timedelta
@@ -88,6 +89,7 @@ class GateOptions:
     schema_drift: DriftPolicy | None
     malformed_column: str
     metrics_table: DeltaTarget | None
+    keys_table: DeltaTarget | None
     allowed_lateness: timedelta
     late_data: LateDataPolicy
     reopen_horizon: timedelta
@@ -113,6 +115,7 @@ class GateOptions:
         schema_drift: DriftPolicy | None = None,
         malformed_column: str = DEFAULT_MALFORMED_COLUMN,
         metrics_table: str | DeltaTarget | None = None,
+        keys_table: str | DeltaTarget | None = None,
         allowed_lateness: timedelta = timedelta(0),
         late_data: LateDataPolicy = "count",
         reopen_horizon: timedelta = DEFAULT_REOPEN_HORIZON,
@@ -147,6 +150,8 @@ class GateOptions:
                 ``malformed-record``.
             metrics_table: The Delta table of mergeable metric states and window verdicts (needed by window-scoped
                 checks); the accumulators are rebuilt from it on a restart.
+            keys_table: The Delta table of the keys seen by ``unique-key-check`` with a ``horizon`` (needed by
+                them): each key's first occurrence, partitioned by event date (:mod:`~streaming_dq.sink.seen_keys`).
             allowed_lateness: How far behind the largest event time seen a window may still receive rows.
             late_data: Rows of a closed window: ``count`` (counted late, the verdict stands) or ``reopen`` (merged,
                 the window judged again).
@@ -194,6 +199,7 @@ class GateOptions:
             schema_drift=None if schema_drift is None else choice(schema_drift, DriftPolicy, "schema-drift"),
             malformed_column=malformed_column,
             metrics_table=DeltaTarget.of(metrics_table) if metrics_table is not None else None,
+            keys_table=DeltaTarget.of(keys_table) if keys_table is not None else None,
             allowed_lateness=allowed_lateness,
             late_data=choice(late_data, LateDataPolicy, "gate.late-data"),
             reopen_horizon=reopen_horizon,
@@ -221,6 +227,7 @@ class GateOptions:
             schema_drift=c.schema_drift,
             malformed_column=c.source.malformed_column,
             metrics_table=c.table("metrics") if c.targets.metrics else None,
+            keys_table=c.table("keys") if c.targets.keys else None,
             allowed_lateness=c.gate.lateness,
             late_data=c.gate.late_data,
             reopen_horizon=c.gate.horizon,

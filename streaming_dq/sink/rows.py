@@ -36,13 +36,14 @@ class TableRows:
 
     Attributes:
         data: An Arrow table (appended from the driver) or a DataFrame (appended by Spark's Delta writer).
-        rows: How many rows ``data`` holds (known from the decision: a DataFrame is not counted again).
+        rows: How many rows ``data`` holds (known from the decision: a DataFrame is not counted again); None
+            when only the executors know (the frame is then written by them).
         merge: Merge the table's schema with the rows' (schema-drift ``merge``; the quarantine table always
             follows the pass table's evolution).
     """
 
     data: pa.Table | DataFrame
-    rows: int
+    rows: int | None
     merge: bool = False
 
     def append(self, writer: TableWriter, target: DeltaTarget, txn: AppTransaction) -> None:
@@ -59,11 +60,14 @@ class TableRows:
 
 @dataclass(frozen=True)
 class SplitBatch:
-    """A batch split and not yet written: its pass and quarantine rows and what the routing counted."""
+    """A batch split and not yet written: its pass and quarantine rows, what the routing counted, and the
+    participants' rows (the keys it saw)."""
 
     passed: TableRows
     quarantined: TableRows
     routed: RoutedBatch
+    #: The batch's key records for the keys table (:mod:`~streaming_dq.sink.seen_keys`), when it has any.
+    keys: TableRows | None = None
 
     def rows_for(self, role: TargetRole) -> TableRows:
         """The rows of ``pass`` or ``quarantine``."""

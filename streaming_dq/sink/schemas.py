@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
+from streaming_dq.checks.stream_keys import ANNOTATION_COLUMNS, FIRST_SEEN_COLUMN, FIRST_SEEN_TYPE
 from streaming_dq.core.outcome_rows import UTC_TIMESTAMP
 from streaming_dq.engine.result import ERRORS_COLUMN
 from streaming_dq.engine.rules import ERROR_TYPE
@@ -47,6 +48,8 @@ RELEASE_TYPE = pa.struct(
     ]
 )
 
+#: ``_dq_first_seen``: on a row a ``unique-key-check`` with a horizon flags, where its key was first seen
+#: (:mod:`streaming_dq.checks.stream_keys`); NULL on every other row.
 #: Columns the quarantine table adds to the input columns, in order.
 QUARANTINE_COLUMNS = pa.schema(
     [
@@ -56,6 +59,7 @@ QUARANTINE_COLUMNS = pa.schema(
         pa.field(GATE_COLUMN, pa.string()),
         pa.field(RAW_COLUMN, pa.string()),
         pa.field(RELEASE_COLUMN, RELEASE_TYPE),
+        pa.field(FIRST_SEEN_COLUMN, FIRST_SEEN_TYPE),
     ]
 )
 
@@ -153,3 +157,10 @@ def conform_columns(columns: tuple[str, ...], schema: pa.Schema, *, keep_extra: 
     if keep_extra:
         cols += [F.col(f"`{c}`") for c in columns if c not in schema.names]
     return cols
+
+
+def without_annotations(columns: Iterable[str], *, keep: Iterable[str] = ()) -> list[str]:
+    """``columns`` without the ones the gate added to the batch (``_dq_first_seen``, ``_dq_keys``) but
+    ``keep``: the pass table gets none of them, the quarantine table ``_dq_first_seen``."""
+    dropped = set(ANNOTATION_COLUMNS) - set(keep)
+    return [c for c in columns if c not in dropped]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from streaming_dq.checks.stream_keys import KEYS_SCHEMA
 from streaming_dq.core.column_types import column_type_problems, is_kind
 from streaming_dq.core.modes import TargetRole
 from streaming_dq.core.outcome_rows import RESULTS_SCHEMA
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
     from streaming_dq.core.base_check import BaseCheck
     from streaming_dq.maintenance import MaintenancePolicy
+    from streaming_dq.sink.seen_keys import SeenKeys
     from streaming_dq.sink.tracker import MetricsTracker
     from streaming_dq.tables import DeltaTarget, TableWriter
 
@@ -62,6 +64,7 @@ def ensure_tables(
     tracker: MetricsTracker | None,
     schema: StructType,
     *,
+    keys: SeenKeys | None = None,
     malformed_column: str,
     maintenance: MaintenancePolicy | None,
     batch_id: int | None = None,
@@ -86,9 +89,19 @@ def ensure_tables(
             if tracker.target.name is not None:  # by the gate's writer: Spark's adds it to the catalog
                 writer.ensure_table(tracker.target, METRICS_SCHEMA)
             tracker.ensure_table()
+    if keys is not None and keys.target is not None:
+        with writing(keys.target, batch_id):
+            writer.ensure_table(keys.target, KEYS_SCHEMA)
+        problems = [
+            (c.check_id, name) for c in keys.checks for name in c.order_by if name not in schema.fieldNames()
+        ]
+        if problems:
+            check_id, name = problems[0]
+            raise CheckEvaluationError(check_id, f"order-by column {name!r} is not in the stream's columns")
     if maintenance is not None:
         z_order_columns(maintenance.z_order, pass_schema.names)
         tables = [*targets.values(), *([tracker.target] if tracker is not None else [])]
+        tables += [keys.target] if keys is not None and keys.target is not None else []
         for target in tables:
             if maintenance.vacuum_retention is not None:
                 check_retention(writer, target, maintenance.vacuum_retention)

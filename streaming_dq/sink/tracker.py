@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from streaming_dq.config.check_set import CheckSet
     from streaming_dq.engine.decision import BatchDecision
     from streaming_dq.sink.options import GateOptions
-    from streaming_dq.sink.records import BatchContext, RoutedBatch
+    from streaming_dq.sink.records import BatchContext
+    from streaming_dq.sink.rows import SplitBatch
     from streaming_dq.states.keyed import WindowStates
     from streaming_dq.tables import DeltaTarget, TableWriter
 
@@ -121,7 +122,7 @@ class MetricsTracker:
                 self._refresh()
         return nullcontext()
 
-    def committed(self, ctx: BatchContext, routed: RoutedBatch) -> None:
+    def committed(self, ctx: BatchContext, split: SplitBatch) -> None:
         """Nothing to take in: the batch's windows were merged by :meth:`update` before its commits."""
 
     def _refresh(self) -> None:

@@ -28,7 +28,14 @@ from streaming_dq.sink.routers.base import (
     drift_raw_column,
 )
 from streaming_dq.sink.rows import SplitBatch, TableRows
-from streaming_dq.sink.schemas import ERRORS_COLUMN, RAW_COLUMN, conform
+from streaming_dq.sink.schemas import (
+    ERRORS_COLUMN,
+    FIRST_SEEN_COLUMN,
+    RAW_COLUMN,
+    conform,
+    without_annotations,
+)
+from streaming_dq.sink.seen_keys import KEYS_COLUMN, key_rows
 
 if TYPE_CHECKING:
     from streaming_dq.engine.decision import BatchDecision
@@ -129,13 +136,16 @@ class _DriverBatch(ValidatedBatch):
         self._collected, self._inputs, self._windows = collected, input_columns, window_states
 
     def split(self) -> SplitBatch:
-        routed: ArrowSplit = split(self.plan, self._collected.table, self.decision, self._inputs)
+        table = self._collected.table
+        routed: ArrowSplit = split(self.plan, table, self.decision, self._inputs)
         job = self.job
         dropped = [job.malformed] if job.malformed else []
-        passed = conform(routed.passed.drop_columns(dropped), job.table_schema, keep_extra=job.merge)
+        passed = routed.passed.select(without_annotations(routed.passed.column_names))
+        passed = conform(passed.drop_columns(dropped), job.table_schema, keep_extra=job.merge)
         quarantined = routed.quarantined
+        kept = without_annotations(quarantined.column_names, keep=[FIRST_SEEN_COLUMN])
         shaped = quarantine_rows(
-            quarantined.drop_columns(dropped),
+            quarantined.select(kept).drop_columns(dropped),
             quarantined.column(ERRORS_COLUMN),
             quarantined.column(job.malformed) if job.malformed else None,
             job.ctx,
@@ -154,4 +164,5 @@ class _DriverBatch(ValidatedBatch):
             TableRows(passed, passed.num_rows, merge=job.merge),
             TableRows(shaped, shaped.num_rows, merge=True),
             counted,
+            key_rows(table, job.ctx) if KEYS_COLUMN in table.column_names else None,
         )

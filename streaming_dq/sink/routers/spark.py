@@ -59,12 +59,15 @@ from streaming_dq.sink.rows import SplitBatch, TableRows
 from streaming_dq.sink.schemas import (
     BATCH_ID_COLUMN,
     ERRORS_COLUMN,
+    FIRST_SEEN_COLUMN,
     GATE_COLUMN,
     RAW_COLUMN,
     VALIDATION_TS_COLUMN,
     conform_columns,
     quarantine_schema,
+    without_annotations,
 )
+from streaming_dq.sink.seen_keys import KEYS_COLUMN, key_rows
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
@@ -226,11 +229,12 @@ class _SparkBatch(ValidatedBatch):
     def split(self) -> SplitBatch:
         job, rules, decision = self.job, self.plan.rules, self.decision
         failed = rules.failed_column(decision.breached)
-        inputs = [F.col(f"`{c}`") for c in self._inputs if c != job.malformed]
+        names = [c for c in self._inputs if c != job.malformed]
+        inputs = [F.col(f"`{c}`") for c in without_annotations(names)]
         passed = self._annotated.filter(~failed).select(*inputs)
         raw = F.col(f"`{job.malformed}`") if job.malformed else F.lit(None).cast("string")
         quarantined = self._annotated.filter(failed).select(
-            *inputs,
+            *[F.col(f"`{c}`") for c in without_annotations(names, keep=[FIRST_SEEN_COLUMN])],
             rules.errors_column(decision.agg_errors).alias(ERRORS_COLUMN),
             *_stamps(job),
             raw.alias(RAW_COLUMN),
@@ -256,6 +260,7 @@ class _SparkBatch(ValidatedBatch):
                 merge=True,
             ),
             counted,
+            key_rows(self._annotated, job.ctx) if KEYS_COLUMN in self._inputs else None,
         )
 
     def close(self) -> None:

@@ -1,0 +1,258 @@
+"""Duplicates across micro-batches: how a ``unique-key-check`` with a ``horizon`` finds a row's earlier
+occurrence, written once for both routers as Spark columns.
+
+A row is a **duplicate** when a row with the same key was seen before it, in an earlier batch or earlier in
+the same batch, with an event time no more than ``horizon`` before the row's own (any later event time
+counts too: a retry carries its original's event time). Inside a batch, "before" is the order of
+``(event time, order-by columns..., a hash of the row's values)``: the same whatever partitions Spark cut the
+batch into; rows equal in all of those are interchangeable, and all but one of them are duplicates. Every
+occurrence counts as seen, including rows quarantined for another reason and duplicates themselves.
+
+A row is **too late to judge** when its event time is more than ``horizon`` behind the latest event time
+the check had recorded before the batch (the keys it would be compared with may be gone); its ``late``
+policy quarantines it (reason: too late), or passes it unjudged.
+
+:func:`annotate` adds two columns to the batch, both read through the names here:
+
+* ``_dq_first_seen`` (:data:`FIRST_SEEN_TYPE`): per check that flags the row, a pointer to the key's first
+  occurrence (its batch, app id, event time and origin, e.g. the Kafka partition and offset); kept in the
+  quarantine table;
+* ``_dq_keys`` (:data:`KEY_RECORD_TYPE`): on the first row of each key in the batch, the record the gate's
+  keys table keeps for the key (first event time, last event time, origin); never written to the pass or
+  quarantine table.
+
+The records seen before (``seen``: one row per check and key hash, from the keys table) are joined to the
+batch by the key's 128-bit hash (MD5 of the key's JSON): a join in Spark, no key reaches the driver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import reduce
+from typing import Literal, Protocol
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import MapType
+
+from streaming_dq.core.sql import col
+
+__all__ = [
+    "ANNOTATION_COLUMNS",
+    "FIRST_SEEN_COLUMN",
+    "FIRST_SEEN_TYPE",
+    "KEYS_COLUMN",
+    "KEYS_SCHEMA",
+    "KEY_RECORD_TYPE",
+    "KeyCheck",
+    "LatePolicy",
+    "SeenBefore",
+    "annotate",
+    "first_seen_of",
+]
+
+FIRST_SEEN_COLUMN = "_dq_first_seen"
+KEYS_COLUMN = "_dq_keys"
+#: The columns :func:`annotate` adds: never written to the pass table.
+ANNOTATION_COLUMNS = (FIRST_SEEN_COLUMN, KEYS_COLUMN)
+
+_UTC_TS = pa.timestamp("us", tz="UTC")
+
+#: Per flagging check: the key, where it was first seen, and whether the row was only too late to judge.
+FIRST_SEEN_TYPE = pa.list_(
+    pa.struct(
+        [
+            pa.field("check_id", pa.string()),
+            pa.field("key", pa.string()),
+            pa.field("batch_id", pa.int64()),
+            pa.field("app_id", pa.string()),
+            pa.field("event_time", _UTC_TS),
+            pa.field("origin", pa.string()),
+            pa.field("late", pa.bool_()),
+        ]
+    )
+)
+
+#: What a batch records per check and key (its first occurrence in the batch and its latest event time).
+KEY_RECORD_TYPE = pa.list_(
+    pa.struct(
+        [
+            pa.field("check_id", pa.string()),
+            pa.field("key_hash", pa.string()),
+            pa.field("key", pa.string()),
+            pa.field("event_time", _UTC_TS),
+            pa.field("last_event_time", _UTC_TS),
+            pa.field("origin", pa.string()),
+        ]
+    )
+)
+
+#: The gate's keys table: one row per check, key and batch the key occurred in; partitioned by ``event_date``
+#: (the UTC date of ``last_event_time``) so a batch reads only the days its horizon reaches.
+KEYS_SCHEMA = pa.schema(
+    [
+        pa.field("gate", pa.string()),
+        *KEY_RECORD_TYPE.value_type,
+        pa.field("event_date", pa.date32()),
+        pa.field("batch_id", pa.int64()),
+        pa.field("app_id", pa.string()),
+    ]
+)
+
+
+#: What becomes of a row too late to judge across batches: quarantined (reason: too late), or passed unjudged.
+LatePolicy = Literal["quarantine", "pass"]
+
+
+class KeyCheck(Protocol):
+    """What :func:`annotate` reads of a ``unique-key-check`` with a horizon."""
+
+    check_id: str
+    columns: list[str]
+    nulls_distinct: bool
+    horizon: timedelta | None
+    order_by: list[str]
+    late: LatePolicy
+
+    def applies(self) -> Column: ...
+
+
+@dataclass(frozen=True)
+class SeenBefore:
+    """What the keys table says before a batch, for :func:`annotate`.
+
+    Attributes:
+        records: One row per ``check_id`` and ``key_hash`` with ``last_event_time`` (the latest event time the
+            key was seen at) and ``first`` (a struct: ``batch_id``, ``app_id``, ``event_time``, ``origin`` of
+            its earliest remembered occurrence); None when nothing was recorded yet.
+        watermarks: Per check, the latest event time it recorded before the batch (None: none yet).
+        app_id: The batch's app id.
+        batch_id: The batch's id.
+    """
+
+    records: DataFrame | None
+    watermarks: Mapping[str, datetime | None]
+    app_id: str
+    batch_id: int
+
+
+def _micros(delta: timedelta) -> int:
+    return int(delta.total_seconds() * 1_000_000)
+
+
+def annotate(df: DataFrame, checks: Sequence[KeyCheck], event_time: str, seen: SeenBefore) -> DataFrame:
+    """``df`` with :data:`FIRST_SEEN_COLUMN` and :data:`KEYS_COLUMN` for ``checks`` (see the module)."""
+    t = col(event_time).cast("timestamp")
+    hashable = [f.name for f in df.schema.fields if not isinstance(f.dataType, MapType)]
+    row_hash = F.xxhash64(*[col(c) for c in hashable])  # Spark cannot hash a map
+    pointers: list[Column] = []
+    records: list[Column] = []
+    for i, check in enumerate(checks):
+        h = check.horizon
+        assert h is not None
+        keys = [col(c) for c in check.columns]
+        key = F.to_json(F.array(*[k.cast("string") for k in keys]))
+        key_hash = F.md5(key)
+        incomplete = (
+            reduce(lambda a, b: a | b, [k.isNull() for k in keys]) if check.nulls_distinct else F.lit(False)
+        )
+        eligible = check.applies() & t.isNotNull() & ~incomplete
+        watermark = seen.watermarks.get(check.check_id)
+        late = (
+            eligible & (t < F.lit(watermark - h).cast("timestamp")) if watermark is not None else F.lit(False)
+        )
+        origin = (
+            F.concat_ws(", ", *[F.concat(F.lit(f"{c}="), col(c).cast("string")) for c in check.order_by])
+            if check.order_by
+            else F.lit(None).cast("string")
+        )
+        hash_col, judged_col = f"__dq_kh{i}", f"__dq_j{i}"
+        df = df.withColumn(hash_col, key_hash).withColumn(judged_col, eligible & ~late)
+        h_col, j_col = F.col(hash_col), F.col(judged_col)
+        in_key = Window.partitionBy(j_col, h_col)
+        ordered = in_key.orderBy(t, *[col(c) for c in check.order_by], row_hash)
+        # the earliest row of the key in the batch within the horizon before this one (the range takes the
+        # ties of event time after the row too: they sort after it, the minimum is never one of them)
+        rank = F.struct(
+            t.alias("event_time"), *[col(c) for c in check.order_by], row_hash, origin.alias("origin")
+        )
+        micros = F.unix_micros(t)
+        within = in_key.orderBy(micros).rangeBetween(-_micros(h), 0)
+        first_here = F.min(rank).over(within)
+        since = t - F.expr(f"INTERVAL {_micros(h)} MICROSECONDS")
+        dup_here = j_col & F.coalesce(F.lag(t).over(ordered) >= since, F.lit(False))
+        here = F.struct(
+            F.lit(check.check_id).alias("check_id"),
+            key.alias("key"),
+            F.lit(seen.batch_id).cast("long").alias("batch_id"),
+            F.lit(seen.app_id).alias("app_id"),
+            first_here["event_time"].alias("event_time"),
+            first_here["origin"].alias("origin"),
+            F.lit(False).alias("late"),
+        )
+        pointer = F.when(dup_here, here)
+        if seen.records is not None:
+            last_col, first_col = f"__dq_sl{i}", f"__dq_sf{i}"
+            known = seen.records.where(F.col("check_id") == check.check_id).select(
+                F.col("key_hash").alias(hash_col),
+                F.col("last_event_time").alias(last_col),
+                F.col("first").alias(first_col),
+            )
+            df = df.join(known, on=hash_col, how="left")
+            earlier = F.struct(
+                F.lit(check.check_id).alias("check_id"),
+                key.alias("key"),
+                F.col(first_col)["batch_id"].alias("batch_id"),
+                F.col(first_col)["app_id"].alias("app_id"),
+                F.col(first_col)["event_time"].alias("event_time"),
+                F.col(first_col)["origin"].alias("origin"),
+                F.lit(False).alias("late"),
+            )
+            dup_before = j_col & F.coalesce(F.col(last_col) >= since, F.lit(False))
+            pointer = F.when(dup_before, earlier).otherwise(pointer)
+        if check.late == "quarantine":
+            too_late = F.struct(
+                F.lit(check.check_id).alias("check_id"),
+                key.alias("key"),
+                *[F.lit(None).cast(t_).alias(n) for n, t_ in (("batch_id", "long"), ("app_id", "string"))],
+                F.lit(None).cast("timestamp").alias("event_time"),
+                F.lit(None).cast("string").alias("origin"),
+                F.lit(True).alias("late"),
+            )
+            pointer = F.when(late, too_late).otherwise(pointer)
+        pointers.append(pointer)
+        records.append(
+            F.when(
+                j_col & (F.row_number().over(ordered) == 1),
+                F.struct(
+                    F.lit(check.check_id).alias("check_id"),
+                    h_col.alias("key_hash"),
+                    key.alias("key"),
+                    t.alias("event_time"),
+                    F.max(t).over(in_key).alias("last_event_time"),
+                    origin.alias("origin"),
+                ),
+            )
+        )
+    helpers = [c for c in df.columns if c.startswith("__dq_")]
+    return df.select(
+        *[col(c) for c in df.columns if c not in helpers],
+        _present(pointers).alias(FIRST_SEEN_COLUMN),
+        _present(records).alias(KEYS_COLUMN),
+    )
+
+
+def _present(values: list[Column]) -> Column:
+    """The non-NULL values as an array; NULL when there is none."""
+    kept = F.filter(F.array(*values), lambda v: v.isNotNull())
+    return F.when(F.size(kept) > 0, kept)
+
+
+def first_seen_of(check_id: str) -> Column:
+    """True on the rows ``_dq_first_seen`` flags for ``check_id`` (the check's failure condition)."""
+    return F.coalesce(
+        F.exists(F.col(FIRST_SEEN_COLUMN), lambda p: p["check_id"] == F.lit(check_id)), F.lit(False)
+    )

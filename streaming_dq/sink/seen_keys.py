@@ -1,0 +1,287 @@
+"""The keys a gate has seen: the state of its ``unique-key-check``\\ s with a ``horizon``, in its keys table.
+
+The keys table (:data:`~streaming_dq.checks.stream_keys.KEYS_SCHEMA`, partitioned by ``event_date``) holds one
+row per check, key and batch the key occurred in. :class:`SeenKeys` is one of the batch committer's
+participants (:mod:`~streaming_dq.sink.commit`):
+
+* before a batch is validated it reads back, when stale, each check's watermark (the latest event time it
+  recorded), and gives the batch the records its horizon reaches (:meth:`SeenKeys.annotate`: a Spark frame,
+  joined to the batch by key hash in Spark; the driver never holds the keys);
+* the batch's own records (:func:`key_rows`) are committed after the quarantine rows and before the results,
+  under the batch's app transaction like every other write, so a replayed batch writes them once;
+* a replayed batch is never judged against its own records: the records of ``(app id, batch id)`` are left
+  out of what it reads.
+
+With delta-rs as the writer the records are read by Spark from the table's Parquet files as delta-rs lists
+them (Spark has no Delta reader then); a table on an object store then needs Spark's file system for that
+store (its ``s3a`` settings, as ``writer: spark`` does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
+from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from streaming_dq.checks.stream_keys import KEYS_COLUMN, KEYS_SCHEMA, SeenBefore, annotate
+from streaming_dq.checks.uniqueness import UniqueKeyCheck
+from streaming_dq.exceptions import ConfigError
+from streaming_dq.sink.rows import TableRows
+from streaming_dq.tables import SparkDeltaWriter
+from streaming_dq.tables.targets import writing
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from pyspark.sql import DataFrame, SparkSession
+
+    from streaming_dq.sink.records import BatchContext
+    from streaming_dq.sink.rows import SplitBatch
+    from streaming_dq.tables import DeltaTarget, TableWriter
+
+__all__ = ["SeenKeys", "key_rows", "stream_key_checks"]
+
+#: The role name of the keys table among a gate's tables.
+KEYS_ROLE = "keys"
+
+
+def stream_key_checks(checks: Iterable[object]) -> list[UniqueKeyCheck]:
+    """The ``unique-key-check``\\ s judged across batches (with a horizon)."""
+    return [c for c in checks if isinstance(c, UniqueKeyCheck) and c.across_batches]
+
+
+def _as_utc(value: datetime) -> datetime:
+    """A time in UTC (Spark's ``collect`` gives naive local times, Arrow aware UTC ones)."""
+    return value.astimezone(UTC)
+
+
+class SeenKeys:
+    """The keys the gate's stream-scoped unique-key checks have seen (see the module).
+
+    Args:
+        gate: The gate's name (a keys table may be shared: its rows carry it).
+        checks: The checks judged across batches.
+        target: The keys table (``targets.keys``).
+        event_time: The gate's event-time column.
+
+    Raises:
+        ConfigError: such checks without a keys table or without an event-time column.
+    """
+
+    def __init__(
+        self, gate: str, checks: Sequence[UniqueKeyCheck], target: DeltaTarget | None, event_time: str | None
+    ) -> None:
+        if checks and target is None:
+            raise ConfigError(
+                f"unique-key-check {checks[0].check_id!r} judges keys across batches: the gate needs a keys "
+                "table (targets.keys) to remember them",
+                field_path="targets.keys",
+            )
+        if checks and not event_time:
+            raise ConfigError(
+                f"unique-key-check {checks[0].check_id!r} has a horizon of event time: the gate needs "
+                "gate.event-time",
+                field_path="gate.event-time",
+            )
+        self.gate = gate
+        self.checks = list(checks)
+        self.event_time = event_time
+        self.target = replace(target, partition_by=("event_date",)) if target is not None and checks else None
+        self.watermarks: dict[str, datetime | None] = {c.check_id: None for c in self.checks}
+        self._stale = True
+
+    def __bool__(self) -> bool:
+        return bool(self.checks)
+
+    # -- a committer's participant ------------------------------------------------------------------------
+
+    def prepare(self, writer: TableWriter, ctx: BatchContext) -> AbstractContextManager[None]:
+        """Read the watermarks back when stale (after a restart or a failed batch)."""
+        if self.checks and self._stale:
+            assert self.target is not None
+            with writing(self.target, ctx.batch_id):
+                self.watermarks = self._read_watermarks(writer, ctx)
+            self._stale = False
+        return nullcontext()
+
+    def committed(self, ctx: BatchContext, split: SplitBatch) -> None:
+        """Take the batch's records' latest event times in."""
+        keys = split.keys
+        if keys is None:
+            return
+        if isinstance(keys.data, pa.Table):
+            latest = _latest_by_check(keys.data)
+        else:
+            from pyspark.sql import functions as F
+
+            rows = keys.data.groupBy("check_id").agg(F.max("last_event_time").alias("t")).collect()
+            latest = {r["check_id"]: _as_utc(r["t"]) for r in rows if r["t"] is not None}
+        for check_id, value in latest.items():
+            current = self.watermarks.get(check_id)
+            self.watermarks[check_id] = value if current is None else max(current, value)
+
+    def invalidate(self) -> None:
+        self._stale = True
+
+    # -- the batch ----------------------------------------------------------------------------------------
+
+    def annotate(self, df: DataFrame, writer: TableWriter, ctx: BatchContext) -> DataFrame:
+        """``df`` with each row's first occurrence and the batch's key records
+        (:func:`~streaming_dq.checks.stream_keys.annotate`)."""
+        if not self.checks:
+            return df
+        assert self.target is not None and self.event_time is not None
+        with writing(self.target, ctx.batch_id):
+            records = self._records(df.sparkSession, writer, ctx)
+        seen = SeenBefore(records, dict(self.watermarks), ctx.app_id, ctx.batch_id)
+        return annotate(df, self.checks, self.event_time, seen)
+
+    def _oldest_needed(self) -> date | None:
+        """The oldest ``event_date`` a batch may need: twice the horizon behind the oldest watermark (a row
+        older than its watermark minus the horizon is too late; its key's records reach a horizon further)."""
+        days = []
+        for check in self.checks:
+            mark = self.watermarks.get(check.check_id)
+            if mark is None:
+                return None
+            assert check.horizon is not None
+            days.append((mark - 2 * check.horizon).astimezone(UTC).date())
+        return min(days) if days else None
+
+    def _records(self, spark: SparkSession, writer: TableWriter, ctx: BatchContext) -> DataFrame | None:
+        """Per check and key hash: the latest event time and the earliest remembered occurrence, from the keys
+        table (without the batch's own records); None when the table holds none."""
+        from pyspark.sql import functions as F
+
+        assert self.target is not None
+        frame = self._frame(spark, writer)
+        if frame is None:
+            return None
+        oldest = self._oldest_needed()
+        if oldest is not None:
+            frame = frame.where(
+                F.col("last_event_time") >= F.lit(datetime.combine(oldest, datetime.min.time(), UTC))
+            )
+        mine = (F.col("app_id") == F.lit(ctx.app_id)) & (F.col("batch_id") == F.lit(ctx.batch_id))
+        frame = frame.where((F.col("gate") == F.lit(self.gate)) & ~mine)
+        first = F.struct("batch_id", "app_id", "event_time", "origin")
+        return frame.groupBy("check_id", "key_hash").agg(
+            F.max("last_event_time").alias("last_event_time"),
+            F.min_by(first, F.struct("event_time", "batch_id")).alias("first"),
+        )
+
+    def _frame(self, spark: SparkSession, writer: TableWriter) -> DataFrame | None:
+        """The keys table as a Spark frame (partitions older than needed left out), or None when empty."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        assert self.target is not None
+        if writer.table_schema(self.target) is None:
+            return None
+        oldest = self._oldest_needed()
+        if isinstance(writer, SparkDeltaWriter):
+            frame = writer.read_frame(self.target)
+            return frame if oldest is None else frame.where(F.col("event_date") >= F.lit(oldest))
+        from deltalake import DeltaTable
+
+        from streaming_dq.tables.storage import delta_rs_options
+
+        table = DeltaTable(
+            self.target.uri, storage_options=delta_rs_options(self.target.storage_options) or None
+        )
+        filters = [("event_date", ">=", oldest.isoformat())] if oldest is not None else None
+        files = table.file_uris(file_pruning_predicate=filters)
+        if not files:
+            return None
+        stored = pa.schema(
+            [f for f in KEYS_SCHEMA if f.name != "event_date"]
+        )  # a partition value, not in the files
+        return spark.read.schema(from_arrow_schema(stored)).parquet(*files)
+
+    def _read_watermarks(self, writer: TableWriter, ctx: BatchContext) -> dict[str, datetime | None]:
+        """Per check, the latest event time recorded before ``ctx``'s batch, read from the newest partitions."""
+        from deltalake import DeltaTable
+
+        from streaming_dq.tables.reading import read_table, sql_literal
+        from streaming_dq.tables.storage import delta_rs_options
+
+        assert self.target is not None
+        marks: dict[str, datetime | None] = {c.check_id: None for c in self.checks}
+        if writer.table_schema(self.target) is None:
+            return marks
+        options = delta_rs_options(self.target.storage_options)
+        table = DeltaTable(self.target.uri, storage_options=options or None)
+        days = sorted({p["event_date"] for p in table.partitions() if p.get("event_date")}, reverse=True)
+        not_mine = f"NOT (app_id = {sql_literal(ctx.app_id)} AND batch_id = {ctx.batch_id})"
+        for day in days:
+            predicate = f"event_date = '{day}' AND gate = {sql_literal(self.gate)} AND {not_mine}"
+            rows = read_table(
+                self.target.uri,
+                storage_options=self.target.storage_options,
+                columns=["check_id", "last_event_time"],
+                predicate=predicate,
+            )
+            for check_id, value in _latest_by_check(rows).items():
+                if check_id in marks and marks[check_id] is None:
+                    marks[check_id] = value
+            if all(v is not None for v in marks.values()):
+                break
+        return marks
+
+
+def _latest_by_check(rows: pa.Table) -> dict[str, datetime]:
+    if rows.num_rows == 0:
+        return {}
+    grouped = rows.group_by("check_id").aggregate([("last_event_time", "max")])
+    return {
+        cid: _as_utc(value)
+        for cid, value in zip(
+            grouped.column("check_id").to_pylist(),
+            grouped.column("last_event_time_max").to_pylist(),
+            strict=True,
+        )
+        if value is not None
+    }
+
+
+def key_rows(data: pa.Table | DataFrame, ctx: BatchContext) -> TableRows:
+    """The keys table's rows of a batch, from its annotated rows (an Arrow table on the driver, or the Spark
+    frame the executors write): the :data:`~streaming_dq.checks.stream_keys.KEYS_COLUMN` records, stamped."""
+    if isinstance(data, pa.Table):
+        records = pc.list_flatten(data.column(KEYS_COLUMN))
+        flat = pa.Table.from_struct_array(records) if len(records) else KEYS_SCHEMA.empty_table()
+        n = flat.num_rows
+        last = flat.column("last_event_time").cast(pa.timestamp("us", tz="UTC"))
+        stamped = {
+            "gate": pa.array([ctx.gate] * n, pa.string()),
+            **{name: flat.column(name) for name in ("check_id", "key_hash", "key", "event_time")},
+            "last_event_time": last,
+            "origin": flat.column("origin"),
+            "event_date": pc.cast(last, pa.date32()),
+            "batch_id": pa.array([ctx.batch_id] * n, pa.int64()),
+            "app_id": pa.array([ctx.app_id] * n, pa.string()),
+        }
+        table = pa.table(stamped).select(KEYS_SCHEMA.names).cast(KEYS_SCHEMA)
+        return TableRows(table, n)
+    from pyspark.sql import functions as F
+
+    records = data.select(F.explode(KEYS_COLUMN).alias("k")).select("k.*")
+    day = F.date_from_unix_date(F.floor(F.unix_micros("last_event_time") / F.lit(86_400_000_000)).cast("int"))
+    frame = records.select(
+        F.lit(ctx.gate).alias("gate"),
+        "check_id",
+        "key_hash",
+        "key",
+        "event_time",
+        "last_event_time",
+        "origin",
+        day.alias("event_date"),
+        F.lit(ctx.batch_id).cast("long").alias("batch_id"),
+        F.lit(ctx.app_id).alias("app_id"),
+    )
+    return TableRows(frame, None)

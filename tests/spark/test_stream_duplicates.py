@@ -1,0 +1,200 @@
+"""Duplicates across micro-batches (#44): a key seen in an earlier batch is quarantined once, with a pointer to
+its first occurrence, whatever the batches, replays and restarts; both routers write the same tables."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_gate_support import make_gate
+
+from streaming_dq.exceptions import ConfigError, TargetWriteError
+from streaming_dq.sink import AppTransaction, DeltaRsWriter, DeltaTarget
+from streaming_dq.tables import read_table
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "order_id BIGINT, ts TIMESTAMP, offset BIGINT"
+DAY0 = datetime(2026, 3, 1, tzinfo=UTC)
+HORIZON_DAYS = 3
+
+
+def once(horizon: str = f"{HORIZON_DAYS} days", **kw: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "check": "unique-key-check",
+            "check-id": "order-once",
+            "columns": ["order_id"],
+            "horizon": horizon,
+            "order-by": ["offset"],
+            **kw,
+        }
+    ]
+
+
+def gate_at(tmp: Path, **kw: Any):  # type: ignore[no-untyped-def]
+    kw.setdefault("keys_table", str(tmp / "keys"))
+    kw.setdefault("event_time", "ts")
+    kw.setdefault("routing", "driver")
+    return make_gate(tmp, kw.pop("checks", once()), **kw)
+
+
+def frame(spark: Any, rows: Sequence[tuple[int, datetime, int]]) -> Any:
+    return spark.createDataFrame(list(rows), SCHEMA)
+
+
+def offsets(path: Path) -> list[int]:
+    return sorted(read_table(str(path)).column("offset").to_pylist())
+
+
+def model(rows: Sequence[tuple[int, datetime, int]], horizon: timedelta) -> set[int]:
+    """One pass over the sequence: a row is a duplicate when an earlier row of its key has an event time no
+    more than ``horizon`` before its own."""
+    seen: dict[int, list[datetime]] = {}
+    dups = set()
+    for key, ts, offset in rows:
+        if any(e >= ts - horizon for e in seen.get(key, [])):
+            dups.add(offset)
+        seen.setdefault(key, []).append(ts)
+    return dups
+
+
+@st.composite
+def keyed_sequences(draw: st.DrawFn) -> list[tuple[int, datetime, int]]:
+    """New rows at a clock that only moves forward, and re-sent copies of rows still within the horizon (a
+    producer's retries carry their original's event time), so no row is ever too late to judge."""
+    rows: list[tuple[int, datetime, int]] = []
+    now = DAY0
+    for _ in range(draw(st.integers(1, 14))):
+        recent = [r for r in rows if r[1] > now - timedelta(days=HORIZON_DAYS) + timedelta(hours=1)]
+        if recent and draw(st.booleans()):
+            key, ts, _ = draw(st.sampled_from(recent))
+        else:
+            now += timedelta(hours=draw(st.sampled_from([0, 7, 30, 80])))
+            key, ts = draw(st.integers(0, 4)), now
+        rows.append((key, ts, len(rows)))
+    return rows
+
+
+class CrashOnce(DeltaRsWriter):
+    """Fails the results commit of one batch once: the rows and the keys are committed, the batch is not."""
+
+    def __init__(self, batch: int) -> None:
+        super().__init__()
+        self.batch: int | None = batch
+
+    def append(
+        self, target: DeltaTarget, data: pa.Table, txn: AppTransaction, *, merge_schema: bool = False
+    ) -> None:
+        if target.uri.endswith("results") and txn.version == self.batch:
+            self.batch = None
+            raise OSError("injected crash after the keys commit")
+        super().append(target, data, txn, merge_schema=merge_schema)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=keyed_sequences(), data=st.data())
+def test_any_cut_replay_and_restart_quarantines_what_one_pass_would(spark, tmp_path, rows, data):
+    tmp = tmp_path / uuid.uuid4().hex
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, max(len(rows) - 1, 1)), max_size=3))))
+    batches = [rows[a:b] for a, b in zip([0, *cuts], [*cuts, len(rows)], strict=True) if rows[a:b]]
+    crash = data.draw(st.sampled_from([None, *range(len(batches))]))
+    restart = data.draw(st.sampled_from([None, *range(len(batches))]))
+    writer = CrashOnce(crash) if crash is not None else "delta-rs"
+    gate = gate_at(tmp, writer=writer)
+    for i, batch in enumerate(batches):
+        if i == restart:  # a new process: every state read back from the tables
+            gate = gate_at(tmp, writer=writer)
+        df = frame(spark, batch)
+        if i == crash:
+            with pytest.raises(TargetWriteError):
+                gate(df, i)
+        gate(df, i)  # the replay after the crash (else once)
+        gate(df, i)  # a replay of a committed batch: skipped
+    expected = model(rows, timedelta(days=HORIZON_DAYS))
+    assert offsets(tmp / "quarantine") == sorted(expected)
+    assert offsets(tmp / "pass") == sorted({r[2] for r in rows} - expected)
+    for r in read_table(str(tmp / "quarantine")).to_pylist():
+        [pointer] = r["_dq_first_seen"]
+        assert pointer["check_id"] == "order-once" and not pointer["late"]
+        assert pointer["key"] == f'["{r["order_id"]}"]'
+        assert pointer["batch_id"] <= r["_dq_batch_id"]
+        assert (pointer["event_time"], pointer["origin"]) != (r["ts"], f"offset={r['offset']}")  # not itself
+
+
+def test_a_duplicate_points_at_its_first_occurrence_and_a_late_row_is_quarantined(spark, tmp_path):
+    gate = gate_at(tmp_path)
+    day = lambda d: DAY0 + timedelta(days=d)  # noqa: E731
+    gate(frame(spark, [(1, day(0), 10), (2, day(0), 11), (1, day(0), 12)]), 0)
+    gate(frame(spark, [(2, day(0), 13), (3, day(9), 14)]), 1)
+    gate(frame(spark, [(4, day(1), 15), (5, day(9), 16)]), 2)  # day 1 is more than 3 days behind day 9
+
+    rows = {r["offset"]: r for r in read_table(str(tmp_path / "quarantine")).to_pylist()}
+    assert sorted(rows) == [12, 13, 15]
+    p12, p13, p15 = (rows[o]["_dq_first_seen"][0] for o in (12, 13, 15))
+    assert (p12["batch_id"], p12["origin"], p12["event_time"]) == (0, "offset=10", day(0))
+    assert (p13["batch_id"], p13["app_id"], p13["origin"]) == (0, "orders", "offset=11")
+    assert p15["late"] and p15["batch_id"] is None
+    assert [e["check-id"] for e in rows[13]["_dq_errors"]] == ["order-once"]
+    keys = read_table(str(tmp_path / "keys"))
+    assert sorted(zip(keys.column("key").to_pylist(), keys.column("batch_id").to_pylist())) == [
+        ('["1"]', 0),
+        ('["2"]', 0),
+        ('["2"]', 1),
+        ('["3"]', 1),
+        ('["5"]', 2),
+    ]
+    assert set(keys.column("event_date").to_pylist()) == {day(0).date(), day(9).date()}
+    results = read_table(str(tmp_path / "results"), predicate="check_id = 'order-once'").to_pylist()
+    assert sorted((r["batch_id"], r["violations"]) for r in results) == [(0, 1), (1, 1), (2, 1)]
+
+
+def test_late_rows_pass_unjudged_under_late_pass(spark, tmp_path):
+    gate = gate_at(tmp_path, checks=once(late="pass"))
+    gate(frame(spark, [(1, DAY0 + timedelta(days=9), 0)]), 0)
+    gate(frame(spark, [(1, DAY0, 1), (2, DAY0, 2)]), 1)
+    assert offsets(tmp_path / "pass") == [0, 1, 2]
+    assert read_table(str(tmp_path / "keys")).num_rows == 1  # late rows are not remembered
+
+
+def test_both_routers_write_the_same_tables(spark, tmp_path):
+    day = lambda d: DAY0 + timedelta(days=d)  # noqa: E731
+    batches = [
+        [(1, day(0), 0), (1, day(0), 1), (2, day(1), 2), (3, day(1), 3)],
+        [(2, day(1), 4), (4, day(2), 5), (4, day(2), 6), (1, day(5), 7)],
+        [(1, day(9), 8), (5, day(1), 9)],
+    ]
+    seen = {}
+    for routing in ("driver", "distributed"):
+        tmp = tmp_path / routing
+        writer = "delta-rs" if routing == "driver" else "spark"
+        gate = gate_at(tmp, routing=routing, writer=writer, driver_commit_rows=0)
+        for i, batch in enumerate(batches):
+            gate(frame(spark, batch), i)
+        quarantine = read_table(str(tmp / "quarantine")).to_pylist()
+        keys = read_table(str(tmp / "keys")).drop_columns([]).to_pylist()
+        seen[routing] = (
+            offsets(tmp / "pass"),
+            sorted((r["offset"], str(r["_dq_first_seen"])) for r in quarantine),
+            sorted(tuple(sorted(r.items())) for r in keys),
+        )
+    assert seen["driver"] == seen["distributed"]
+    assert seen["driver"][0] == [0, 2, 3, 5, 7, 8]  # 7: key 1's last sighting is 5 days back, beyond 3
+
+
+def test_a_horizon_needs_a_keys_table_and_an_event_time(tmp_path):
+    with pytest.raises(ConfigError) as no_keys:
+        gate_at(tmp_path, keys_table=None)
+    assert no_keys.value.field_path == "targets.keys"
+    with pytest.raises(ConfigError) as no_time:
+        gate_at(tmp_path, event_time=None)
+    assert no_time.value.field_path == "gate.event-time"
+    shutil.rmtree(tmp_path, ignore_errors=True)
