@@ -83,6 +83,7 @@ def run_maintain(
     from streaming_dq.config.loader import load_gate_config
     from streaming_dq.maintenance import maintain
     from streaming_dq.metrics.store import MetricsStore
+    from streaming_dq.sink.seen_keys import SeenKeys, stream_key_checks
     from streaming_dq.tables import DeltaRsWriter, SparkDeltaWriter
 
     config = load_gate_config(config_path)
@@ -107,12 +108,23 @@ def run_maintain(
                 writer=writer,
             )
             metrics = (store, config.gate.name)
+        prune = {}
+        if "keys" in targets:
+            seen = SeenKeys(
+                config.gate.name,
+                stream_key_checks(config.check_set()),
+                targets["keys"],
+                config.gate.event_time,
+            )
+            if seen:
+                prune["keys"] = lambda: seen.forget(writer)
         try:
             report = maintain(
                 writer,
                 targets,
                 policy,
                 metrics=metrics,
+                prune=prune,
                 on_table=lambda role, done: progress.say(
                     f"{config.gate.name}: {role} maintained ({done.seconds:.1f} s)"
                 ),
@@ -130,7 +142,7 @@ def _print(
         tables = [
             {"table": t.role, "path": t.uri, "files_before": t.files_before, "files_after": t.files_after,
              "compacted": list(t.compacted) if t.compacted else None, "checkpointed": t.checkpointed,
-             "vacuumed": t.vacuumed, "dry_run": t.dry_run, "rolled_up": list(t.rolled_up) if t.rolled_up else None,
+             "vacuumed": t.vacuumed, "dry_run": t.dry_run, "rolled_up": list(t.rolled_up) if t.rolled_up else None, "forgotten": t.forgotten,
              "log_retention_seconds": t.log_retention.total_seconds() if t.log_retention else None,
              "seconds": round(t.seconds, 3), "error": t.error}
             for t in report.tables

@@ -139,6 +139,8 @@ class TableReport:
         vacuumed: Files a vacuum deleted (or listed, in a dry run); None: no vacuum.
         dry_run: Whether the vacuum only listed.
         rolled_up: Metrics rows before and after the roll-up (None: not rolled up).
+        forgotten: Keys dropped for being older than their check's horizon needs (the keys table; None: not
+            pruned).
         log_retention: The ``delta.logRetentionDuration`` this run set (None: left as it was).
         seconds: Time spent on the table.
         error: Why the table's maintenance failed (the other tables are still maintained).
@@ -153,6 +155,7 @@ class TableReport:
     vacuumed: int | None = None
     dry_run: bool = False
     rolled_up: tuple[int, int] | None = None
+    forgotten: int | None = None
     log_retention: timedelta | None = None
     seconds: float = 0.0
     error: str | None = None
@@ -170,6 +173,8 @@ class TableReport:
         if self.rolled_up is not None:
             before, after = self.rolled_up
             parts.append(f"rolled up {before} rows into {after}" if before != after else "nothing to roll up")
+        if self.forgotten is not None:
+            parts.append(f"forgot {self.forgotten} keys beyond the horizon")
         if self.vacuumed is not None:
             verb = "would delete" if self.dry_run else "vacuumed"
             parts.append(f"{verb} {self.vacuumed} files")

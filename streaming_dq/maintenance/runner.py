@@ -69,6 +69,7 @@ def maintain(
     now: datetime | None = None,
     batch_id: int | None = None,
     on_table: Callable[[str, TableReport], None] | None = None,
+    prune: Mapping[str, Callable[[], int]] | None = None,
 ) -> MaintenanceReport:
     """Maintain every table in ``targets`` (by role) under ``policy``; one table's failure does not stop the
     others, and is in its report (and logged).
@@ -81,6 +82,8 @@ def maintain(
         now: The clock for the roll-up cut-off (default: now, UTC).
         batch_id: The batch after which it runs (for logs), None when run by hand.
         on_table: Told each table's role and report as soon as that table is done (progress lines).
+        prune: Per role, drops the rows a table no longer needs and says how many, before its compaction (the
+            keys table: keys older than their check's horizon needs, :mod:`~streaming_dq.sink.seen_keys`).
 
     Raises:
         ConfigError: The vacuum retention is below a table's safe minimum (checked for every table first).
@@ -97,7 +100,13 @@ def maintain(
     reports = []
     for role, target in targets.items():
         one = _maintain_one(
-            writer, role, target, policy, metrics if role == "metrics" else None, now or started
+            writer,
+            role,
+            target,
+            policy,
+            metrics if role == "metrics" else None,
+            now or started,
+            (prune or {}).get(role),
         )
         reports.append(one)
         if on_table is not None:
@@ -115,6 +124,7 @@ def _maintain_one(
     policy: MaintenancePolicy,
     metrics: tuple[MetricsStore, str] | None,
     now: datetime,
+    prune: Callable[[], int] | None = None,
 ) -> TableReport:
     clock = time.monotonic()
     done: dict[str, object] = {}
@@ -124,6 +134,8 @@ def _maintain_one(
         if metrics is not None and policy.roll_up_after is not None:
             store, gate = metrics
             done["rolled_up"] = store.roll_up(gate, before=now - policy.roll_up_after)
+        if prune is not None:
+            done["forgotten"] = prune()
         z_order = policy.z_order if role in ZORDER_ROLES else ()
         if policy.compact and (files_before > 1 or z_order):  # one file: nothing to bin-pack, no job run
             c = writer.compact(target, target_size=policy.target_file_size, z_order=z_order)
@@ -182,8 +194,9 @@ class Maintainer:
         *,
         metrics: tuple[MetricsStore, str] | None = None,
         batch_id: int | None = None,
+        prune: Mapping[str, Callable[[], int]] | None = None,
     ) -> MaintenanceReport:
         """Run now and restart the count."""
-        report = maintain(writer, targets, self.policy, metrics=metrics, batch_id=batch_id)
+        report = maintain(writer, targets, self.policy, metrics=metrics, batch_id=batch_id, prune=prune)
         self.batches, self.last_run, self.last_report = 0, self._clock(), report
         return report

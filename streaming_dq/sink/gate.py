@@ -243,11 +243,13 @@ class QualityGate:
             self.feed.record_failure(batch_id, exc)
             raise
         if self._maintainer is not None and outcome.status == "committed" and self._maintainer.committed():
+            writer = self.writer_for(batch_df.sparkSession)
             report = self._maintainer.run(
-                self.writer_for(batch_df.sparkSession),
+                writer,
                 self.tables(),
                 metrics=self._metrics_store(),
                 batch_id=batch_id,
+                prune=self._pruners(writer),
             )
             outcome = replace(outcome, maintenance=report)
             if "results" in self.targets:
@@ -302,7 +304,11 @@ class QualityGate:
             raise ConfigError("no maintenance policy given", field_path="maintenance")
         writer = self.writer_for(spark)
         targets = {r: t for r, t in self.tables().items() if writer.table_schema(t) is not None}
-        return maintain(writer, targets, policy, metrics=self._metrics_store())
+        return maintain(writer, targets, policy, metrics=self._metrics_store(), prune=self._pruners(writer))
+
+    def _pruners(self, writer: TableWriter) -> dict[str, Callable[[], int]]:
+        """What maintenance drops besides files: the keys beyond the horizons."""
+        return {"keys": lambda: self.seen_keys.forget(writer)} if self.seen_keys else {}
 
     def _metrics_store(self) -> tuple[MetricsStore, str] | None:
         return None if self.tracker is None else (self.tracker.store, self.name)

@@ -203,8 +203,38 @@ class SeenKeys:
         )  # a partition value, not in the files
         return spark.read.schema(from_arrow_schema(stored)).parquet(*files)
 
-    def _read_watermarks(self, writer: TableWriter, ctx: BatchContext) -> dict[str, datetime | None]:
-        """Per check, the latest event time recorded before ``ctx``'s batch, read from the newest partitions."""
+    def forget(self, writer: TableWriter) -> int:
+        """Drop the keys no batch can need any more (``streaming-dq maintain``): per check, the days more than
+        twice its horizon behind its watermark; the number of rows dropped. One commit per check with any."""
+        from deltalake import DeltaTable
+
+        from streaming_dq.tables.reading import sql_literal
+        from streaming_dq.tables.storage import delta_rs_options
+
+        assert self.target is not None
+        if writer.table_schema(self.target) is None:
+            return 0
+        marks = self._read_watermarks(writer, None)
+        options = delta_rs_options(self.target.storage_options) or None
+        dropped = 0
+        for check in self.checks:
+            mark = marks.get(check.check_id)
+            if mark is None:
+                continue
+            assert check.horizon is not None
+            oldest = (mark - 2 * check.horizon).astimezone(UTC).date()
+            predicate = (
+                f"gate = {sql_literal(self.gate)} AND check_id = {sql_literal(check.check_id)} "
+                f"AND event_date < '{oldest.isoformat()}'"
+            )
+            before = DeltaTable(self.target.uri, storage_options=options).count()
+            writer.replace_rows(self.target, KEYS_SCHEMA.empty_table(), predicate)
+            dropped += before - DeltaTable(self.target.uri, storage_options=options).count()
+        return dropped
+
+    def _read_watermarks(self, writer: TableWriter, ctx: BatchContext | None) -> dict[str, datetime | None]:
+        """Per check, the latest event time recorded before ``ctx``'s batch (every batch's, without one), read
+        from the newest partitions."""
         from deltalake import DeltaTable
 
         from streaming_dq.tables.reading import read_table, sql_literal
@@ -217,9 +247,13 @@ class SeenKeys:
         options = delta_rs_options(self.target.storage_options)
         table = DeltaTable(self.target.uri, storage_options=options or None)
         days = sorted({p["event_date"] for p in table.partitions() if p.get("event_date")}, reverse=True)
-        not_mine = f"NOT (app_id = {sql_literal(ctx.app_id)} AND batch_id = {ctx.batch_id})"
+        mine = (
+            ""
+            if ctx is None
+            else f" AND NOT (app_id = {sql_literal(ctx.app_id)} AND batch_id = {ctx.batch_id})"
+        )
         for day in days:
-            predicate = f"event_date = '{day}' AND gate = {sql_literal(self.gate)} AND {not_mine}"
+            predicate = f"event_date = '{day}' AND gate = {sql_literal(self.gate)}{mine}"
             rows = read_table(
                 self.target.uri,
                 storage_options=self.target.storage_options,

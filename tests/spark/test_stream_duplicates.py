@@ -145,7 +145,7 @@ def test_a_duplicate_points_at_its_first_occurrence_and_a_late_row_is_quarantine
     assert p15["late"] and p15["batch_id"] is None
     assert [e["check-id"] for e in rows[13]["_dq_errors"]] == ["order-once"]
     keys = read_table(str(tmp_path / "keys"))
-    assert sorted(zip(keys.column("key").to_pylist(), keys.column("batch_id").to_pylist())) == [
+    assert sorted(zip(keys.column("key").to_pylist(), keys.column("batch_id").to_pylist(), strict=True)) == [
         ('["1"]', 0),
         ('["2"]', 0),
         ('["2"]', 1),
@@ -198,3 +198,54 @@ def test_a_horizon_needs_a_keys_table_and_an_event_time(tmp_path):
         gate_at(tmp_path, event_time=None)
     assert no_time.value.field_path == "gate.event-time"
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_a_release_frees_the_first_occurrence_and_keeps_its_duplicate(spark, tmp_path):
+    """The key of a row quarantined for another reason counts as seen: its re-sent copy is a duplicate. A
+    release judges the duplicate again from its pointer: it stays quarantined, while the original is cured."""
+    from streaming_dq.release import Fix, ReleaseRequest, release
+
+    checks = [
+        *once(),
+        {
+            "check": "numeric-min-check",
+            "check-id": "offset-ok",
+            "columns": ["offset"],
+            "min-value": 0,
+            "inclusive": True,
+        },
+    ]
+    gate = gate_at(tmp_path, checks=checks)
+    gate(frame(spark, [(1, DAY0, -1), (2, DAY0, 1)]), 0)  # order 1 fails offset-ok
+    gate(frame(spark, [(1, DAY0, 2)]), 1)  # order 1 re-sent: a duplicate of the quarantined row
+    before = {r["offset"]: r for r in read_table(str(tmp_path / "quarantine")).to_pylist()}
+    assert {o: [e["check-id"] for e in r["_dq_errors"]] for o, r in before.items()} == {
+        -1: ["offset-ok"],
+        2: ["order-once"],
+    }
+    report = release(gate, spark, ReleaseRequest(fixes=(Fix.parse("offset = 0"),)))
+    assert (report.released, report.still_quarantined) == (1, 1)
+    assert offsets(tmp_path / "pass") == [0, 1]
+    after = {
+        r["offset"]: r["_dq_release"]["state"] for r in read_table(str(tmp_path / "quarantine")).to_pylist()
+    }
+    assert after == {-1: "released", 2: "quarantined"}
+    assert read_table(str(tmp_path / "keys")).num_rows == 3  # a release writes no keys: 1 and 2, then 1 again
+
+
+@pytest.mark.parametrize("writer", ["delta-rs", "spark"])
+def test_maintenance_forgets_the_keys_no_batch_can_need(spark, tmp_path, writer):
+    from streaming_dq.maintenance import MaintenancePolicy
+
+    day = lambda d: DAY0 + timedelta(days=d)  # noqa: E731
+    routing = "driver" if writer == "delta-rs" else "distributed"
+    gate = gate_at(tmp_path, writer=writer, routing=routing)
+    gate(frame(spark, [(1, day(0), 0), (2, day(3), 1)]), 0)
+    gate(frame(spark, [(3, day(10), 2)]), 1)  # the watermark is day 10: a horizon of 3 days needs day 4 on
+
+    report = gate.maintain(spark, MaintenancePolicy(compact=False, checkpoint=False))
+    [keys] = [t for t in report.tables if t.role == "keys"]
+    assert keys.forgotten == 2 and "forgot 2 keys" in keys.line()
+    assert read_table(str(tmp_path / "keys")).column("key").to_pylist() == ['["3"]']
+    gate(frame(spark, [(3, day(9), 3), (1, day(9), 4)]), 2)  # 3 is still remembered; 1 was forgotten at day 0
+    assert offsets(tmp_path / "quarantine") == [3]
