@@ -7,7 +7,7 @@ consumers that never touch Spark: the Prometheus exporter, the console progress 
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Literal
 
 CheckKind = Literal["row", "aggregate", "window"]
@@ -97,12 +97,28 @@ class WindowOutcome(AnomalyVerdictFields):
 
 
 @dataclass(frozen=True)
+class KeysState:
+    """The keys table after a batch (``unique-key-check`` with a horizon, docs/streaming.md).
+
+    Attributes:
+        keys: Rows in the keys table (one per check, key and batch the key occurred in).
+        oldest: The oldest event date it still holds (None: empty).
+        horizon: The longest horizon of the gate's checks across batches.
+    """
+
+    keys: int
+    oldest: date | None
+    horizon: timedelta
+
+
+@dataclass(frozen=True)
 class BatchOutcome:
     """Everything the gate did with one micro-batch.
 
     ``status == "skipped_replay"`` means every target had already committed this batch id for this app id:
     nothing was written and nothing must be counted again. ``maintenance`` is the maintenance run the gate
-    made after the batch's commits, when one was due.
+    made after the batch's commits, when one was due; ``keys`` the keys table after them (checks across
+    batches only).
     """
 
     gate: str
@@ -123,6 +139,7 @@ class BatchOutcome:
     checks: tuple[CheckOutcome, ...] = field(default_factory=tuple)
     windows: tuple[WindowOutcome, ...] = field(default_factory=tuple)
     maintenance: MaintenanceReport | None = None
+    keys: KeysState | None = None
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,9 @@ class GateInstruments:
     state_memory: Gauge
     kafka_lag: Gauge
     table_files: Gauge
+    keys: Gauge
+    keys_oldest: Gauge
+    keys_horizon: Gauge
     maintenance_timestamp: Gauge
     maintenance_duration: Gauge
     maintenance_failures: Counter
@@ -196,6 +199,18 @@ def build_instruments() -> GateInstruments:
             "Data files in one of the gate's tables after its last maintenance run (pass, quarantine, results, "
             "metrics).",
             "table",
+        ),
+        keys=_gauge(
+            "streaming_dq_keys",
+            "Rows of the gate's keys table (unique-key checks across batches) after its last batch.",
+        ),
+        keys_oldest=_gauge(
+            "streaming_dq_keys_oldest_event_time_seconds",
+            "Unix time of the oldest event date the keys table still holds.",
+        ),
+        keys_horizon=_gauge(
+            "streaming_dq_keys_horizon_seconds",
+            "The longest horizon of the gate's unique-key checks across batches.",
         ),
         maintenance_timestamp=_gauge(
             "streaming_dq_last_maintenance_timestamp_seconds",

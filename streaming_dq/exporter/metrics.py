@@ -25,7 +25,7 @@ from streaming_dq.exceptions import ConfigError
 from streaming_dq.exporter.collector import InstrumentCollector, build_instruments
 
 if TYPE_CHECKING:
-    from streaming_dq.core.outcome import MaintenanceReport
+    from streaming_dq.core.outcome import KeysState, MaintenanceReport
 
 ROW_OUTCOMES = ("passed", "quarantined", "warned")
 BATCH_RESULTS = ("committed", "skipped_replay", "failed")
@@ -145,6 +145,16 @@ class GateMetrics(OutcomeListener):
         self._record_commit(outcome)
         if outcome.maintenance is not None:
             self.record_maintenance(outcome.maintenance)
+        if outcome.keys is not None:
+            self._record_keys(outcome.keys)
+
+    def _record_keys(self, state: KeysState) -> None:
+        i, gate = self._i, self.gate
+        i.keys.labels(gate).set(state.keys)
+        i.keys_horizon.labels(gate).set(state.horizon.total_seconds())
+        if state.oldest is not None:
+            oldest = datetime.combine(state.oldest, datetime.min.time(), UTC)
+            i.keys_oldest.labels(gate).set(oldest.timestamp())
 
     def record_windows(self, windows: Iterable[WindowOutcome]) -> None:
         """Export window verdicts given outside a batch (``QualityGate.close_windows`` at the end of input)."""

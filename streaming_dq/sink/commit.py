@@ -23,7 +23,7 @@ import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
@@ -206,7 +206,9 @@ class BatchCommitter:
                           metrics=pending.metrics)  # fmt: skip
         for participant in self.participants:
             participant.committed(ctx, split)
-        return routed.outcome(ctx, "committed", started, update)
+        outcome = routed.outcome(ctx, "committed", started, update)
+        seen = self.participant(SeenKeys)
+        return outcome if seen.state is None else replace(outcome, keys=seen.state)
 
     def _commit_tail(
         self,

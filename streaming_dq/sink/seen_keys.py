@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 
 from streaming_dq.checks.stream_keys import KEYS_COLUMN, KEYS_SCHEMA, SeenBefore, annotate
 from streaming_dq.checks.uniqueness import UniqueKeyCheck
+from streaming_dq.core.outcome import KeysState
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.sink.rows import TableRows
 from streaming_dq.tables import SparkDeltaWriter
@@ -93,6 +94,8 @@ class SeenKeys:
         self.event_time = event_time
         self.target = replace(target, partition_by=("event_date",)) if target is not None and checks else None
         self.watermarks: dict[str, datetime | None] = {c.check_id: None for c in self.checks}
+        #: The keys table after the last committed batch (for the outcome and its metrics).
+        self.state: KeysState | None = None
         self._stale = True
 
     def __bool__(self) -> bool:
@@ -110,10 +113,11 @@ class SeenKeys:
         return nullcontext()
 
     def committed(self, ctx: BatchContext, split: SplitBatch) -> None:
-        """Take the batch's records' latest event times in."""
+        """Take the batch's records' latest event times in, and read the table's size and oldest day."""
         keys = split.keys
         if keys is None:
             return
+        self.state = self._state()
         if isinstance(keys.data, pa.Table):
             latest = _latest_by_check(keys.data)
         else:
@@ -127,6 +131,20 @@ class SeenKeys:
 
     def invalidate(self) -> None:
         self._stale = True
+
+    def _state(self) -> KeysState:
+        """Rows (from the log's file statistics: no data read) and the oldest partition of the keys table."""
+        from deltalake import DeltaTable
+
+        from streaming_dq.tables.storage import delta_rs_options
+
+        assert self.target is not None
+        table = DeltaTable(
+            self.target.uri, storage_options=delta_rs_options(self.target.storage_options) or None
+        )
+        days = [p["event_date"] for p in table.partitions() if p.get("event_date")]
+        horizon = max(c.horizon for c in self.checks if c.horizon is not None)
+        return KeysState(table.count(), date.fromisoformat(min(days)) if days else None, horizon)
 
     # -- the batch ----------------------------------------------------------------------------------------
 

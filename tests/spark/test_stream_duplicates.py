@@ -131,7 +131,8 @@ def test_any_cut_replay_and_restart_quarantines_what_one_pass_would(spark, tmp_p
 
 
 def test_a_duplicate_points_at_its_first_occurrence_and_a_late_row_is_quarantined(spark, tmp_path):
-    gate = gate_at(tmp_path)
+    outcomes: list[Any] = []
+    gate = gate_at(tmp_path, on_batch=outcomes.append)
     day = lambda d: DAY0 + timedelta(days=d)  # noqa: E731
     gate(frame(spark, [(1, day(0), 10), (2, day(0), 11), (1, day(0), 12)]), 0)
     gate(frame(spark, [(2, day(0), 13), (3, day(9), 14)]), 1)
@@ -153,6 +154,8 @@ def test_a_duplicate_points_at_its_first_occurrence_and_a_late_row_is_quarantine
         ('["5"]', 2),
     ]
     assert set(keys.column("event_date").to_pylist()) == {day(0).date(), day(9).date()}
+    state = outcomes[-1].keys  # what the exporter shows: streaming_dq_keys and the oldest day
+    assert (state.keys, state.oldest, state.horizon) == (5, day(0).date(), timedelta(days=HORIZON_DAYS))
     results = read_table(str(tmp_path / "results"), predicate="check_id = 'order-once'").to_pylist()
     assert sorted((r["batch_id"], r["violations"]) for r in results) == [(0, 1), (1, 1), (2, 1)]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ import pytest
 import yaml
 from prometheus_client import CollectorRegistry
 
-from streaming_dq.core.outcome import BatchOutcome, CheckOutcome, WindowOutcome
+from streaming_dq.core.outcome import BatchOutcome, CheckOutcome, KeysState, WindowOutcome
 from streaming_dq.exporter import CheckLabels, GateMetrics
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,6 +35,7 @@ REQUIRED_ALERTS = {
     "StreamingDQMaintenanceFailing",
     "StreamingDQKafkaLagHigh",
     "StreamingDQAnomalyDetected",
+    "StreamingDQKeysNotForgotten",
 }
 PROMQL_KEYWORDS = {
     "by",
@@ -96,6 +97,7 @@ def exposed_registry() -> CollectorRegistry:
                     history=4,
                 ),
             ),
+            keys=KeysState(12, moment.date(), timedelta(days=7)),
         )
     )
     metrics.record_progress(
