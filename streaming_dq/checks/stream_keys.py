@@ -125,9 +125,9 @@ class SeenBefore:
     """What the keys table says before a batch, for :func:`annotate`.
 
     Attributes:
-        records: One row per ``check_id`` and ``key_hash`` with ``last_event_time`` (the latest event time the
-            key was seen at) and ``first`` (a struct: ``batch_id``, ``app_id``, ``event_time``, ``origin`` of
-            its earliest remembered occurrence); None when nothing was recorded yet.
+        records: The keys table's records the batch may need: ``check_id``, ``key_hash``, ``last_event_time``
+            (the latest event time the key was seen at in that batch) and ``first`` (a struct: ``batch_id``,
+            ``app_id``, ``event_time``, ``origin`` of its first occurrence there); None when there are none.
         watermarks: Per check, the latest event time it recorded before the batch (None: none yet).
         app_id: The batch's app id.
         batch_id: The batch's id.
@@ -172,16 +172,14 @@ def annotate(df: DataFrame, checks: Sequence[KeyCheck], event_time: str, seen: S
         hash_col, judged_col = f"__dq_kh{i}", f"__dq_j{i}"
         df = df.withColumn(hash_col, key_hash).withColumn(judged_col, eligible & ~late)
         h_col, j_col = F.col(hash_col), F.col(judged_col)
-        in_key = Window.partitionBy(j_col, h_col)
-        ordered = in_key.orderBy(t, *[col(c) for c in check.order_by], row_hash)
-        # the earliest row of the key in the batch within the horizon before this one (the range takes the
-        # ties of event time after the row too: they sort after it, the minimum is never one of them)
-        rank = F.struct(
-            t.alias("event_time"), *[col(c) for c in check.order_by], row_hash, origin.alias("origin")
+        # ONE window per check, partitioned like the join (by key hash): the judged rows first, in order, so
+        # that lag, first and row_number of a judged row only ever see judged rows
+        ordered = Window.partitionBy(h_col).orderBy(
+            j_col.desc(), t, *[col(c) for c in check.order_by], row_hash
         )
-        micros = F.unix_micros(t)
-        within = in_key.orderBy(micros).rangeBetween(-_micros(h), 0)
-        first_here = F.min(rank).over(within)
+        so_far = ordered.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+        whole = ordered.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+        first_here = F.first(F.struct(t.alias("event_time"), origin.alias("origin"))).over(so_far)
         since = t - F.expr(f"INTERVAL {_micros(h)} MICROSECONDS")
         dup_here = j_col & F.coalesce(F.lag(t).over(ordered) >= since, F.lit(False))
         here = F.struct(
@@ -196,12 +194,18 @@ def annotate(df: DataFrame, checks: Sequence[KeyCheck], event_time: str, seen: S
         pointer = F.when(dup_here, here)
         if seen.records is not None:
             last_col, first_col = f"__dq_sl{i}", f"__dq_sf{i}"
-            known = seen.records.where(F.col("check_id") == check.check_id).select(
-                F.col("key_hash").alias(hash_col),
-                F.col("last_event_time").alias(last_col),
-                F.col("first").alias(first_col),
+            # the records of the batch's keys only (a semi-join with the batch's key hashes, broadcast), then
+            # per key its latest sighting and earliest occurrence: few rows, broadcast back to the batch
+            hashes = df.where(j_col).select(h_col.alias("key_hash")).distinct()
+            remembered = seen.records.where(F.col("check_id") == check.check_id)
+            matched = remembered.join(F.broadcast(hashes), on="key_hash", how="left_semi")
+            known = matched.groupBy("key_hash").agg(
+                F.max("last_event_time").alias(last_col),
+                F.min_by("first", F.struct(F.col("first.event_time"), F.col("first.batch_id"))).alias(
+                    first_col
+                ),
             )
-            df = df.join(known, on=hash_col, how="left")
+            df = df.join(F.broadcast(known.withColumnRenamed("key_hash", hash_col)), on=hash_col, how="left")
             earlier = F.struct(
                 F.lit(check.check_id).alias("check_id"),
                 key.alias("key"),
@@ -232,7 +236,7 @@ def annotate(df: DataFrame, checks: Sequence[KeyCheck], event_time: str, seen: S
                     h_col.alias("key_hash"),
                     key.alias("key"),
                     t.alias("event_time"),
-                    F.max(t).over(in_key).alias("last_event_time"),
+                    F.max(F.when(j_col, t)).over(whole).alias("last_event_time"),
                     origin.alias("origin"),
                 ),
             )

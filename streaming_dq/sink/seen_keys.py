@@ -172,8 +172,8 @@ class SeenKeys:
         return min(days) if days else None
 
     def _records(self, spark: SparkSession, writer: TableWriter, ctx: BatchContext) -> DataFrame | None:
-        """Per check and key hash: the latest event time and the earliest remembered occurrence, from the keys
-        table (without the batch's own records); None when the table holds none."""
+        """The keys table's records a batch may need (without the batch's own): ``check_id``, ``key_hash``,
+        ``last_event_time`` and ``first`` (the occurrence); None when the table holds none."""
         from pyspark.sql import functions as F
 
         assert self.target is not None
@@ -187,10 +187,11 @@ class SeenKeys:
             )
         mine = (F.col("app_id") == F.lit(ctx.app_id)) & (F.col("batch_id") == F.lit(ctx.batch_id))
         frame = frame.where((F.col("gate") == F.lit(self.gate)) & ~mine)
-        first = F.struct("batch_id", "app_id", "event_time", "origin")
-        return frame.groupBy("check_id", "key_hash").agg(
-            F.max("last_event_time").alias("last_event_time"),
-            F.min_by(first, F.struct("event_time", "batch_id")).alias("first"),
+        return frame.select(
+            "check_id",
+            "key_hash",
+            "last_event_time",
+            F.struct("batch_id", "app_id", "event_time", "origin").alias("first"),
         )
 
     def _frame(self, spark: SparkSession, writer: TableWriter) -> DataFrame | None:
