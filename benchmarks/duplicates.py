@@ -47,7 +47,7 @@ def keys_table(spark: Any, keys: int, path: Path) -> float:
     frame = spark.range(keys).select(
         F.lit("orders").alias("gate"),
         F.lit("order-once").alias("check_id"),
-        F.md5(key).alias("key_hash"),
+        F.unhex(F.md5(key)).alias("key_hash"),
         key.alias("key"),
         ts.alias("event_time"),
         ts.alias("last_event_time"),
@@ -68,7 +68,10 @@ def batch(spark: Any, rows: int, keys: int, round_: int) -> Any:
     order_id = F.when(F.col("id") % 100 == 0, F.col("id") * 7 % keys).otherwise(fresh)
     ts = F.timestamp_seconds(F.lit(int(NOW.timestamp())) - F.col("id") % 86_400)
     frame = spark.range(rows).select(
-        order_id.alias("order_id"), ts.alias("ts"), F.col("id").alias("offset"), (F.rand(3) * 100).alias("amount")
+        order_id.alias("order_id"),
+        ts.alias("ts"),
+        F.col("id").alias("offset"),
+        (F.rand(3) * 100).alias("amount"),
     )
     return spark.createDataFrame(frame.toArrow())  # an in-memory batch: the source's cost is not measured
 
@@ -76,10 +79,17 @@ def batch(spark: Any, rows: int, keys: int, round_: int) -> Any:
 def gate(variant: str, router: str, work: Path) -> Any:
     from streaming_dq import CheckSet, QualityGate
 
-    checks: list[dict[str, Any]] = [{"check": "null-check", "check-id": "amount-present", "columns": ["amount"]}]
+    checks: list[dict[str, Any]] = [
+        {"check": "null-check", "check-id": "amount-present", "columns": ["amount"]}
+    ]
     if variant == "with":
         checks.append(
-            {"check": "unique-key-check", "check-id": "order-once", "columns": ["order_id"], "horizon": "7 days"}
+            {
+                "check": "unique-key-check",
+                "check-id": "order-once",
+                "columns": ["order_id"],
+                "horizon": "7 days",
+            }
         )
     return QualityGate(
         "orders",
@@ -122,7 +132,10 @@ def measure(spark: Any, keys: int, rows: int, rounds: int) -> dict[str, Any]:
                 if r:
                     times[variant].append((time.perf_counter() - wall, cpu_seconds(pids) - cpu))
             df.unpersist()
-        med = {v: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t)) for v, t in times.items()}
+        med = {
+            v: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t))
+            for v, t in times.items()
+        }
         out[router] = {
             "wall_seconds": {v: round(m[0], 3) for v, m in med.items()},
             "cpu_seconds": {v: round(m[1], 3) for v, m in med.items()},

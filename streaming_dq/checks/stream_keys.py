@@ -22,7 +22,7 @@ policy quarantines it (reason: too late), or passes it unjudged.
   quarantine table.
 
 The records seen before (``seen``: one row per check and key hash, from the keys table) are joined to the
-batch by the key's 128-bit hash (MD5 of the key's JSON): a join in Spark, no key reaches the driver.
+batch by the key's 128-bit hash (the 16 bytes of the MD5 of the key's JSON): a join in Spark, no key reaches the driver.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ KEY_RECORD_TYPE = pa.list_(
     pa.struct(
         [
             pa.field("check_id", pa.string()),
-            pa.field("key_hash", pa.string()),
+            pa.field("key_hash", pa.binary()),
             pa.field("key", pa.string()),
             pa.field("event_time", _UTC_TS),
             pa.field("last_event_time", _UTC_TS),
@@ -155,7 +155,7 @@ def annotate(df: DataFrame, checks: Sequence[KeyCheck], event_time: str, seen: S
         assert h is not None
         keys = [col(c) for c in check.columns]
         key = F.to_json(F.array(*[k.cast("string") for k in keys]))
-        key_hash = F.md5(key)
+        key_hash = F.unhex(F.md5(key))  # 16 bytes
         incomplete = (
             reduce(lambda a, b: a | b, [k.isNull() for k in keys]) if check.nulls_distinct else F.lit(False)
         )

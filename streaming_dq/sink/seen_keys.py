@@ -39,6 +39,7 @@ from streaming_dq.tables.targets import writing
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from deltalake import DeltaTable
     from pyspark.sql import DataFrame, SparkSession
 
     from streaming_dq.sink.records import BatchContext
@@ -101,6 +102,17 @@ class SeenKeys:
     def __bool__(self) -> bool:
         return bool(self.checks)
 
+    def _delta_table(self) -> DeltaTable:
+        """The keys table's current version, read by delta-rs (its log, partitions and file statistics)."""
+        from deltalake import DeltaTable
+
+        from streaming_dq.tables.storage import delta_rs_options
+
+        assert self.target is not None
+        return DeltaTable(
+            self.target.uri, storage_options=delta_rs_options(self.target.storage_options) or None
+        )
+
     # -- a committer's participant ------------------------------------------------------------------------
 
     def prepare(self, writer: TableWriter, ctx: BatchContext) -> AbstractContextManager[None]:
@@ -134,14 +146,9 @@ class SeenKeys:
 
     def _state(self) -> KeysState:
         """Rows (from the log's file statistics: no data read) and the oldest partition of the keys table."""
-        from deltalake import DeltaTable
-
-        from streaming_dq.tables.storage import delta_rs_options
 
         assert self.target is not None
-        table = DeltaTable(
-            self.target.uri, storage_options=delta_rs_options(self.target.storage_options) or None
-        )
+        table = self._delta_table()
         days = [p["event_date"] for p in table.partitions() if p.get("event_date")]
         horizon = max(c.horizon for c in self.checks if c.horizon is not None)
         return KeysState(table.count(), date.fromisoformat(min(days)) if days else None, horizon)
@@ -199,6 +206,8 @@ class SeenKeys:
         from pyspark.sql import functions as F
         from pyspark.sql.pandas.types import from_arrow_schema
 
+        from streaming_dq.tables.storage import hadoop_options, spark_uri
+
         assert self.target is not None
         if writer.table_schema(self.target) is None:
             return None
@@ -206,35 +215,26 @@ class SeenKeys:
         if isinstance(writer, SparkDeltaWriter):
             frame = writer.read_frame(self.target)
             return frame if oldest is None else frame.where(F.col("event_date") >= F.lit(oldest))
-        from deltalake import DeltaTable
 
-        from streaming_dq.tables.storage import delta_rs_options
-
-        table = DeltaTable(
-            self.target.uri, storage_options=delta_rs_options(self.target.storage_options) or None
-        )
+        table = self._delta_table()
         filters = [("event_date", ">=", oldest.isoformat())] if oldest is not None else None
         files = table.file_uris(file_pruning_predicate=filters)
         if not files:
             return None
-        stored = pa.schema(
-            [f for f in KEYS_SCHEMA if f.name != "event_date"]
-        )  # a partition value, not in the files
-        return spark.read.schema(from_arrow_schema(stored)).parquet(*files)
+        # event_date is a partition value, not in the files; the store's settings as S3A's (an s3:// table)
+        stored = pa.schema([f for f in KEYS_SCHEMA if f.name != "event_date"])
+        reader = spark.read.options(**hadoop_options(self.target.uri, self.target.storage_options))
+        return reader.schema(from_arrow_schema(stored)).parquet(*[spark_uri(f) for f in files])
 
     def forget(self, writer: TableWriter) -> int:
         """Drop the keys no batch can need any more (``streaming-dq maintain``): per check, the days more than
         twice its horizon behind its watermark; the number of rows dropped. One commit per check with any."""
-        from deltalake import DeltaTable
-
         from streaming_dq.tables.reading import sql_literal
-        from streaming_dq.tables.storage import delta_rs_options
 
         assert self.target is not None
         if writer.table_schema(self.target) is None:
             return 0
         marks = self._read_watermarks(writer, None)
-        options = delta_rs_options(self.target.storage_options) or None
         dropped = 0
         for check in self.checks:
             mark = marks.get(check.check_id)
@@ -246,25 +246,22 @@ class SeenKeys:
                 f"gate = {sql_literal(self.gate)} AND check_id = {sql_literal(check.check_id)} "
                 f"AND event_date < '{oldest.isoformat()}'"
             )
-            before = DeltaTable(self.target.uri, storage_options=options).count()
+            before = self._delta_table().count()
             writer.replace_rows(self.target, KEYS_SCHEMA.empty_table(), predicate)
-            dropped += before - DeltaTable(self.target.uri, storage_options=options).count()
+            dropped += before - self._delta_table().count()
         return dropped
 
     def _read_watermarks(self, writer: TableWriter, ctx: BatchContext | None) -> dict[str, datetime | None]:
         """Per check, the latest event time recorded before ``ctx``'s batch (every batch's, without one), read
         from the newest partitions."""
-        from deltalake import DeltaTable
 
         from streaming_dq.tables.reading import read_table, sql_literal
-        from streaming_dq.tables.storage import delta_rs_options
 
         assert self.target is not None
         marks: dict[str, datetime | None] = {c.check_id: None for c in self.checks}
         if writer.table_schema(self.target) is None:
             return marks
-        options = delta_rs_options(self.target.storage_options)
-        table = DeltaTable(self.target.uri, storage_options=options or None)
+        table = self._delta_table()
         days = sorted({p["event_date"] for p in table.partitions() if p.get("event_date")}, reverse=True)
         mine = (
             ""

@@ -36,6 +36,7 @@ storage-options:
 """
 ROLES = {"pass": "orders_pass", "quarantine": "orders_quarantine", "results": "orders_results",
          "metrics": "orders_metrics"}  # fmt: skip
+TABLES = {**ROLES, "keys": "orders_keys"}
 
 
 def on_the_store(config: Path, s3: S3Server, tables: str) -> None:
@@ -86,6 +87,13 @@ def test_a_job_streams_into_tables_on_the_store_and_its_secret_appears_nowhere(
     config.write_text(
         text.replace("path: data/reference/customers.csv", f"path: s3://lake/{reference}"), "utf-8"
     )
+    # duplicates across batches too (#44): the keys table on the store, read by Spark through S3A
+    text = config.read_text(encoding="utf-8")
+    keys_target = f"  metrics: {tables}/orders_metrics\n"
+    assert keys_target in text and "checks:\n" in text
+    text = text.replace(keys_target, f"{keys_target}  keys: {tables}/orders_keys\n")
+    once = "  - {check: unique-key-check, check-id: order-once, columns: [order_id], horizon: 30 days}\n"
+    config.write_text(text.replace("checks:\n", "checks:\n" + once, 1), encoding="utf-8")
     env = cli_env(s3)
     secret = s3.secret_key
 
@@ -121,14 +129,14 @@ def test_a_job_streams_into_tables_on_the_store_and_its_secret_appears_nowhere(
         interrupt(run, log)
     output = log.read_text(errors="replace")
 
-    rows = {role: table_rows(s3, f"{tables}/{name}") for role, name in ROLES.items()}
+    rows = {role: table_rows(s3, f"{tables}/{name}") for role, name in TABLES.items()}
     assert len(rows["pass"]) + len(rows["quarantine"]) == summary["records"]
-    assert rows["results"] and rows["metrics"]
+    assert rows["results"] and rows["metrics"] and rows["keys"]
     passed_customers = {r["customer_id"] for r in rows["pass"]}
     assert passed_customers and None not in passed_customers  # known to the reference read from the store
     assert not (tmp_path / "data" / "tables").exists()  # nothing went to local disk
     keys = s3.keys("lake", f"orders-{tmp_path.name}/")
-    on_store = set(ROLES.values()) | {"reference", "checkpoint"}
+    on_store = set(TABLES.values()) | {"reference", "checkpoint"}
     assert {k.split("/")[1] for k in keys} == on_store
     assert not (tmp_path / "data" / "state").exists()
     from deltalake import DeltaTable

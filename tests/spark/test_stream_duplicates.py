@@ -252,3 +252,86 @@ def test_maintenance_forgets_the_keys_no_batch_can_need(spark, tmp_path, writer)
     assert read_table(str(tmp_path / "keys")).column("key").to_pylist() == ['["3"]']
     gate(frame(spark, [(3, day(9), 3), (1, day(9), 4)]), 2)  # 3 is still remembered; 1 was forgotten at day 0
     assert offsets(tmp_path / "quarantine") == [3]
+
+
+def test_a_producer_that_re_sends_a_slice_gets_each_copy_quarantined_once_with_a_pointer(
+    spark, kafka_bootstrap, tmp_path, monkeypatch
+):
+    """The payments job on a real broker with ``payment-once`` across batches: a producer re-sends 40 of its
+    messages (same key, same value) after the job has drained the topic; each copy is quarantined once,
+    pointing at the partition and offset of its original, and the originals stay in the pass table."""
+    import sys
+
+    from confluent_kafka import Consumer, Producer
+
+    from streaming_dq.config.loader import load_gate_config
+    from streaming_dq.runtime.job import GateJob
+
+    repo = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(repo / "jobs" / "payments_kafka"))
+    from generate import produce  # type: ignore[import-not-found]
+
+    topic = "payments-resent"
+    first = produce(kafka_bootstrap, topic, 400, seed=11)
+    folder = tmp_path / "payments"
+    folder.mkdir()
+    text = (repo / "jobs" / "payments_kafka" / "payments.yaml").read_text(encoding="utf-8")
+    metrics = "  metrics: data/tables/payments_metrics\n"
+    assert metrics in text and "checks:\n" in text
+    text = text.replace(metrics, metrics + "  keys: data/tables/payments_keys\n")
+    once = (
+        "  - {check: unique-key-check, check-id: payment-once, columns: [payment_id], horizon: 7 days,\n"
+        "     order-by: [kafka_partition, kafka_offset]}\n"
+    )
+    config = folder / "payments.yaml"
+    config.write_text(text.replace("checks:\n", "checks:\n" + once, 1), encoding="utf-8")
+    monkeypatch.setenv("KAFKA_BOOTSTRAP", kafka_bootstrap)
+    monkeypatch.setenv("KAFKA_TOPIC", topic)
+
+    def run() -> Any:
+        totals = GateJob(load_gate_config(config), session=spark).run(timeout=600)
+        assert not totals.failed, totals.error
+        return totals
+
+    assert run().rows_in == first.messages
+    tables = folder / "data" / "tables"
+    passed = read_table(str(tables / "payments_pass")).to_pylist()
+    originals = {
+        r["payment_id"]: (r["kafka_partition"], r["kafka_offset"])
+        for r in passed
+        if r["payment_id"] is not None
+    }
+
+    # read the first 40 messages that passed back from the broker, and send them again as they were
+    consumer = Consumer(
+        {"bootstrap.servers": kafka_bootstrap, "group.id": "resend", "auto.offset.reset": "earliest"}
+    )
+    consumer.subscribe([topic])
+    wanted = {coordinates for coordinates in list(originals.values())[:40]}
+    resent: list[tuple[bytes | None, bytes | None]] = []
+    deadline = datetime.now(UTC) + timedelta(seconds=60)
+    while len(resent) < len(wanted) and datetime.now(UTC) < deadline:
+        message = consumer.poll(1.0)
+        if (
+            message is not None
+            and message.error() is None
+            and (message.partition(), message.offset()) in wanted
+        ):
+            resent.append((message.key(), message.value()))
+    consumer.close()
+    assert len(resent) == 40
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    for key, value in resent:
+        producer.produce(topic, key=key, value=value)
+    assert producer.flush(30) == 0
+
+    assert run().rows_in == 40
+    quarantine = read_table(str(tables / "payments_quarantine")).to_pylist()
+    copies = [r for r in quarantine if any(e["check-id"] == "payment-once" for e in r["_dq_errors"])]
+    assert len(copies) == 40 and len({(r["kafka_partition"], r["kafka_offset"]) for r in copies}) == 40
+    for r in copies:
+        [pointer] = r["_dq_first_seen"]
+        partition, offset = originals[r["payment_id"]]
+        assert pointer["origin"] == f"kafka_partition={partition}, kafka_offset={offset}"
+        assert pointer["batch_id"] == 0 and (r["kafka_partition"], r["kafka_offset"]) != (partition, offset)
+    assert len(read_table(str(tables / "payments_pass")).to_pylist()) == len(passed)  # nothing new passed
