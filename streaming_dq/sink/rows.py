@@ -9,7 +9,9 @@ the batch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -68,6 +70,8 @@ class SplitBatch:
     routed: RoutedBatch
     #: The batch's key records for the keys table (:mod:`~streaming_dq.sink.seen_keys`), when it has any.
     keys: TableRows | None = None
+    #: Per check judged across batches, the latest event time among ``keys`` (its watermark after the batch).
+    keys_latest: Mapping[str, datetime] = field(default_factory=dict)
 
     def rows_for(self, role: TargetRole) -> TableRows:
         """The rows of ``pass`` or ``quarantine``."""

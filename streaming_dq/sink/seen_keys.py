@@ -126,17 +126,10 @@ class SeenKeys:
 
     def committed(self, ctx: BatchContext, split: SplitBatch) -> None:
         """Take the batch's records' latest event times in, and read the table's size and oldest day."""
-        keys = split.keys
-        if keys is None:
+        if split.keys is None:
             return
         self.state = self._state()
-        if isinstance(keys.data, pa.Table):
-            latest = _latest_by_check(keys.data)
-        else:
-            from pyspark.sql import functions as F
-
-            rows = keys.data.groupBy("check_id").agg(F.max("last_event_time").alias("t")).collect()
-            latest = {r["check_id"]: _as_utc(r["t"]) for r in rows if r["t"] is not None}
+        latest = split.keys_latest
         for check_id, value in latest.items():
             current = self.watermarks.get(check_id)
             self.watermarks[check_id] = value if current is None else max(current, value)
@@ -299,9 +292,13 @@ def _latest_by_check(rows: pa.Table) -> dict[str, datetime]:
     }
 
 
-def key_rows(data: pa.Table | DataFrame, ctx: BatchContext) -> TableRows:
+def key_rows(data: pa.Table | DataFrame, ctx: BatchContext) -> tuple[TableRows, dict[str, datetime]]:
     """The keys table's rows of a batch, from its annotated rows (an Arrow table on the driver, or the Spark
-    frame the executors write): the :data:`~streaming_dq.checks.stream_keys.KEYS_COLUMN` records, stamped."""
+    frame the executors write): the :data:`~streaming_dq.checks.stream_keys.KEYS_COLUMN` records, stamped;
+    and per check the latest event time among them (the check's watermark after the batch).
+
+    The Spark form counts them in one small job over the persisted batch, now: after the keys table's write
+    Spark would recompute the batch (its plan reads the keys table, and a write refreshes what reads it)."""
     if isinstance(data, pa.Table):
         records = pc.list_flatten(data.column(KEYS_COLUMN))
         flat = pa.Table.from_struct_array(records) if len(records) else KEYS_SCHEMA.empty_table()
@@ -317,7 +314,7 @@ def key_rows(data: pa.Table | DataFrame, ctx: BatchContext) -> TableRows:
             "app_id": pa.array([ctx.app_id] * n, pa.string()),
         }
         table = pa.table(stamped).select(KEYS_SCHEMA.names).cast(KEYS_SCHEMA)
-        return TableRows(table, n)
+        return TableRows(table, n), _latest_by_check(table)
     from pyspark.sql import functions as F
 
     records = data.select(F.explode(KEYS_COLUMN).alias("k")).select("k.*")
@@ -334,4 +331,7 @@ def key_rows(data: pa.Table | DataFrame, ctx: BatchContext) -> TableRows:
         F.lit(ctx.batch_id).cast("long").alias("batch_id"),
         F.lit(ctx.app_id).alias("app_id"),
     )
-    return TableRows(frame, None)
+    counted = frame.groupBy("check_id").agg(F.max("last_event_time").alias("t"), F.count("*").alias("n"))
+    found = counted.collect()
+    latest = {r["check_id"]: _as_utc(r["t"]) for r in found if r["t"] is not None}
+    return TableRows(frame, sum(int(r["n"]) for r in found)), latest
