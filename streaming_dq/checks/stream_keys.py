@@ -10,7 +10,8 @@ occurrence counts as seen, including rows quarantined for another reason and dup
 
 A row is **too late to judge** when its event time is more than ``horizon`` behind the latest event time
 the check had recorded before the batch (the keys it would be compared with may be gone); its ``late``
-policy quarantines it (reason: too late), or passes it unjudged.
+policy quarantines it (reason: too late), or passes it unjudged; either way its ``_dq_first_seen`` entry
+says ``late`` and the gate counts it.
 
 :func:`annotate` adds two columns to the batch, both read through the names here:
 
@@ -217,16 +218,16 @@ def annotate(df: DataFrame, checks: Sequence[KeyCheck], event_time: str, seen: S
             )
             dup_before = j_col & F.coalesce(F.col(last_col) >= since, F.lit(False))
             pointer = F.when(dup_before, earlier).otherwise(pointer)
-        if check.late == "quarantine":
-            too_late = F.struct(
-                F.lit(check.check_id).alias("check_id"),
-                key.alias("key"),
-                *[F.lit(None).cast(t_).alias(n) for n, t_ in (("batch_id", "long"), ("app_id", "string"))],
-                F.lit(None).cast("timestamp").alias("event_time"),
-                F.lit(None).cast("string").alias("origin"),
-                F.lit(True).alias("late"),
-            )
-            pointer = F.when(late, too_late).otherwise(pointer)
+        # a late row is marked under either policy: ``late: pass`` lets it pass (and it is counted)
+        too_late = F.struct(
+            F.lit(check.check_id).alias("check_id"),
+            key.alias("key"),
+            *[F.lit(None).cast(t_).alias(n) for n, t_ in (("batch_id", "long"), ("app_id", "string"))],
+            F.lit(None).cast("timestamp").alias("event_time"),
+            F.lit(None).cast("string").alias("origin"),
+            F.lit(True).alias("late"),
+        )
+        pointer = F.when(late, too_late).otherwise(pointer)
         pointers.append(pointer)
         records.append(
             F.when(
@@ -255,8 +256,12 @@ def _present(values: list[Column]) -> Column:
     return F.when(F.size(kept) > 0, kept)
 
 
-def first_seen_of(check_id: str) -> Column:
-    """True on the rows ``_dq_first_seen`` flags for ``check_id`` (the check's failure condition)."""
-    return F.coalesce(
-        F.exists(F.col(FIRST_SEEN_COLUMN), lambda p: p["check_id"] == F.lit(check_id)), F.lit(False)
-    )
+def first_seen_of(check_id: str, late: LatePolicy) -> Column:
+    """True on the rows ``_dq_first_seen`` flags for ``check_id`` (the check's failure condition): seen before,
+    or too late to judge under ``late: quarantine``."""
+
+    def flags(p: Column) -> Column:
+        mine = p["check_id"] == F.lit(check_id)
+        return mine if late == "quarantine" else mine & ~p["late"]
+
+    return F.coalesce(F.exists(F.col(FIRST_SEEN_COLUMN), flags), F.lit(False))

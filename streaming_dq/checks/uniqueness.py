@@ -196,7 +196,7 @@ class UniqueKeyCheck(BaseRowCheck):
                     f"judges keys across batches: it runs in a QualityGate with a keys table, which adds "
                     f"{FIRST_SEEN_COLUMN} to the batch",
                 )
-            return first_seen_of(self.check_id)
+            return first_seen_of(self.check_id, self.late)
         keys = [col(c) for c in self.columns]
         # with nulls-distinct: false a NULL is a value like any other: (1, NULL) twice is a duplicate
         has_null = (

@@ -6,6 +6,7 @@ consumers that never touch Spark: the Prometheus exporter, the console progress 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Literal
@@ -104,11 +105,13 @@ class KeysState:
         keys: Rows in the keys table (one per check, key and batch the key occurred in).
         oldest: The oldest event date it still holds (None: empty).
         horizon: The longest horizon of the gate's checks across batches.
+        late: Per check, the batch's rows too late to judge (quarantined or passed, as its ``late`` says).
     """
 
     keys: int
     oldest: date | None
     horizon: timedelta
+    late: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

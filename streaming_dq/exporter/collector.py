@@ -71,6 +71,7 @@ class GateInstruments:
     keys: Gauge
     keys_oldest: Gauge
     keys_horizon: Gauge
+    keys_late_rows: Counter
     maintenance_timestamp: Gauge
     maintenance_duration: Gauge
     maintenance_failures: Counter
@@ -207,6 +208,11 @@ def build_instruments() -> GateInstruments:
         keys_oldest=_gauge(
             "streaming_dq_keys_oldest_event_time_seconds",
             "Unix time of the oldest event date the keys table still holds.",
+        ),
+        keys_late_rows=_counter(
+            "streaming_dq_keys_late_rows_total",
+            "Rows too late to judge for duplicates across batches (quarantined or passed, as the check's late says).",
+            "check",
         ),
         keys_horizon=_gauge(
             "streaming_dq_keys_horizon_seconds",

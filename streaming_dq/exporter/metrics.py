@@ -152,6 +152,8 @@ class GateMetrics(OutcomeListener):
         i, gate = self._i, self.gate
         i.keys.labels(gate).set(state.keys)
         i.keys_horizon.labels(gate).set(state.horizon.total_seconds())
+        for check, rows in state.late.items():
+            i.keys_late_rows.labels(gate, check).inc(rows)
         if state.oldest is not None:
             oldest = datetime.combine(state.oldest, datetime.min.time(), UTC)
             i.keys_oldest.labels(gate).set(oldest.timestamp())

@@ -192,7 +192,7 @@ class BatchCommitter:
                     split.rows_for(role).append(writer, target, txn)
         if pending.keys is not None and split.keys is not None:
             with writing(pending.keys, ctx.batch_id), self._described(spark, ctx, "write keys"):
-                split.keys.append(writer, pending.keys, txn)
+                split.keys.rows.append(writer, pending.keys, txn)
         routed = split.routed
         update = None
         if pending.metrics:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from streaming_dq.sink.records import RoutedBatch
     from streaming_dq.tables import AppTransaction, DeltaTarget, TableWriter
 
-__all__ = ["ROW_ROLES", "SplitBatch", "TableRows"]
+__all__ = ["ROW_ROLES", "KeyRows", "SplitBatch", "TableRows"]
 
 #: The row-level tables, in the order their rows are committed (every row to exactly one of them).
 ROW_ROLES: tuple[TargetRole, ...] = ("pass", "quarantine")
@@ -61,6 +61,21 @@ class TableRows:
 
 
 @dataclass(frozen=True)
+class KeyRows:
+    """The keys a batch saw, for the keys table (:mod:`~streaming_dq.sink.seen_keys`).
+
+    Attributes:
+        rows: The keys table's rows of the batch.
+        latest: Per check, the latest event time among them (its watermark after the batch).
+        late: Per check, the batch's rows too late to judge.
+    """
+
+    rows: TableRows
+    latest: Mapping[str, datetime] = field(default_factory=dict)
+    late: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class SplitBatch:
     """A batch split and not yet written: its pass and quarantine rows, what the routing counted, and the
     participants' rows (the keys it saw)."""
@@ -69,9 +84,7 @@ class SplitBatch:
     quarantined: TableRows
     routed: RoutedBatch
     #: The batch's key records for the keys table (:mod:`~streaming_dq.sink.seen_keys`), when it has any.
-    keys: TableRows | None = None
-    #: Per check judged across batches, the latest event time among ``keys`` (its watermark after the batch).
-    keys_latest: Mapping[str, datetime] = field(default_factory=dict)
+    keys: KeyRows | None = None
 
     def rows_for(self, role: TargetRole) -> TableRows:
         """The rows of ``pass`` or ``quarantine``."""

@@ -19,6 +19,8 @@ store (its ``s3a`` settings, as ``writer: spark`` does).
 
 from __future__ import annotations
 
+import logging
+from collections import Counter
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
@@ -28,11 +30,11 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from streaming_dq.checks.stream_keys import KEYS_COLUMN, KEYS_SCHEMA, SeenBefore, annotate
+from streaming_dq.checks.stream_keys import FIRST_SEEN_COLUMN, KEYS_COLUMN, KEYS_SCHEMA, SeenBefore, annotate
 from streaming_dq.checks.uniqueness import UniqueKeyCheck
-from streaming_dq.core.outcome import KeysState
+from streaming_dq.core.outcome import KeysState, duration_text
 from streaming_dq.exceptions import ConfigError
-from streaming_dq.sink.rows import TableRows
+from streaming_dq.sink.rows import KeyRows, TableRows
 from streaming_dq.tables import SparkDeltaWriter
 from streaming_dq.tables.targets import writing
 
@@ -47,6 +49,8 @@ if TYPE_CHECKING:
     from streaming_dq.tables import DeltaTarget, TableWriter
 
 __all__ = ["SeenKeys", "key_rows", "stream_key_checks"]
+
+logger = logging.getLogger("streaming_dq.gate")
 
 #: The role name of the keys table among a gate's tables.
 KEYS_ROLE = "keys"
@@ -128,8 +132,23 @@ class SeenKeys:
         """Take the batch's records' latest event times in, and read the table's size and oldest day."""
         if split.keys is None:
             return
-        self.state = self._state()
-        latest = split.keys_latest
+        late = {cid: n for cid, n in split.keys.late.items() if n}
+        self.state = self._state(late)
+        for check in self.checks:
+            if late.get(check.check_id):
+                logger.warning(
+                    "gate %r: batch %d: %d row(s) more than %s behind check %r's latest event time are too late "
+                    "to judge for duplicates: %s",
+                    ctx.gate,
+                    ctx.batch_id,
+                    late[check.check_id],
+                    duration_text(check.horizon) if check.horizon is not None else "",
+                    check.check_id,
+                    "quarantined (late: quarantine)"
+                    if check.late == "quarantine"
+                    else "passed unjudged (late: pass)",
+                )
+        latest = split.keys.latest
         for check_id, value in latest.items():
             current = self.watermarks.get(check_id)
             self.watermarks[check_id] = value if current is None else max(current, value)
@@ -137,14 +156,14 @@ class SeenKeys:
     def invalidate(self) -> None:
         self._stale = True
 
-    def _state(self) -> KeysState:
+    def _state(self, late: dict[str, int]) -> KeysState:
         """Rows (from the log's file statistics: no data read) and the oldest partition of the keys table."""
 
         assert self.target is not None
         table = self._delta_table()
         days = [p["event_date"] for p in table.partitions() if p.get("event_date")]
         horizon = max(c.horizon for c in self.checks if c.horizon is not None)
-        return KeysState(table.count(), date.fromisoformat(min(days)) if days else None, horizon)
+        return KeysState(table.count(), date.fromisoformat(min(days)) if days else None, horizon, late)
 
     # -- the batch ----------------------------------------------------------------------------------------
 
@@ -292,10 +311,11 @@ def _latest_by_check(rows: pa.Table) -> dict[str, datetime]:
     }
 
 
-def key_rows(data: pa.Table | DataFrame, ctx: BatchContext) -> tuple[TableRows, dict[str, datetime]]:
+def key_rows(data: pa.Table | DataFrame, ctx: BatchContext) -> KeyRows:
     """The keys table's rows of a batch, from its annotated rows (an Arrow table on the driver, or the Spark
     frame the executors write): the :data:`~streaming_dq.checks.stream_keys.KEYS_COLUMN` records, stamped;
-    and per check the latest event time among them (the check's watermark after the batch).
+    per check the latest event time among them (the check's watermark after the batch) and the rows too late
+    to judge.
 
     The Spark form counts them in one small job over the persisted batch, now: after the keys table's write
     Spark would recompute the batch (its plan reads the keys table, and a write refreshes what reads it)."""
@@ -314,7 +334,12 @@ def key_rows(data: pa.Table | DataFrame, ctx: BatchContext) -> tuple[TableRows, 
             "app_id": pa.array([ctx.app_id] * n, pa.string()),
         }
         table = pa.table(stamped).select(KEYS_SCHEMA.names).cast(KEYS_SCHEMA)
-        return TableRows(table, n), _latest_by_check(table)
+        pointers = pc.list_flatten(data.column(FIRST_SEEN_COLUMN))
+        late: dict[str, int] = {}
+        if len(pointers):
+            flagged = pa.Table.from_struct_array(pointers).filter(pc.field("late"))
+            late = dict(Counter(flagged.column("check_id").to_pylist()))
+        return KeyRows(TableRows(table, n), _latest_by_check(table), late)
     from pyspark.sql import functions as F
 
     records = data.select(F.explode(KEYS_COLUMN).alias("k")).select("k.*")
@@ -334,4 +359,9 @@ def key_rows(data: pa.Table | DataFrame, ctx: BatchContext) -> tuple[TableRows, 
     counted = frame.groupBy("check_id").agg(F.max("last_event_time").alias("t"), F.count("*").alias("n"))
     found = counted.collect()
     latest = {r["check_id"]: _as_utc(r["t"]) for r in found if r["t"] is not None}
-    return TableRows(frame, sum(int(r["n"]) for r in found)), latest
+    flagged = data.select(F.explode(FIRST_SEEN_COLUMN).alias("p")).where(F.col("p.late"))
+    late = {
+        r["check_id"]: int(r["n"])
+        for r in flagged.groupBy("p.check_id").agg(F.count("*").alias("n")).collect()
+    }
+    return KeyRows(TableRows(frame, sum(int(r["n"]) for r in found)), latest, late)

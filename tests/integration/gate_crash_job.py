@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--maintain-every", type=int, default=None, help="maintenance every N batches")
     parser.add_argument("--tables", default=None, help="where the tables go (default OUT)")
     parser.add_argument("--checkpoint", default=None, help="the stream's checkpoint (default OUT/checkpoint)")
+    parser.add_argument("--keys", action="store_true", help="ids unique across batches (a keys table, #44)")
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stdout, level=logging.WARNING, format="%(name)s: %(message)s")
     logging.getLogger("streaming_dq.maintenance").setLevel(logging.INFO)  # its lines mark a run's progress
@@ -72,9 +73,12 @@ def main(argv: list[str] | None = None) -> int:
     spark.sparkContext.setLogLevel("ERROR")
     tables = (args.tables or str(out)).rstrip("/")
     options = json.loads(os.environ.get("CRASH_JOB_STORAGE_OPTIONS", "{}"))
+    once = {"check": "unique-key-check", "check-id": "id-once", "columns": ["id"], "horizon": "1 day"}
     gate = QualityGate(
         "crash-test",
-        CheckSet.from_dicts(CHECKS),
+        CheckSet.from_dicts([*CHECKS, once] if args.keys else CHECKS),
+        keys_table=DeltaTarget(f"{tables}/keys", options) if args.keys else None,
+        event_time="ts" if args.keys else None,
         pass_table=DeltaTarget(f"{tables}/pass", options),
         quarantine_table=DeltaTarget(f"{tables}/quarantine", options),
         results_table=DeltaTarget(f"{tables}/results", options),

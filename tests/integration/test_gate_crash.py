@@ -207,6 +207,40 @@ def test_sigkill_at_random_points_then_restart_keeps_every_row_exactly_once(
         assert len(table.file_uris()) < files, context  # one file per batch without compaction
 
 
+def test_sigkill_with_ids_unique_across_batches_quarantines_each_resent_row_once(tmp_path, request):
+    """Each landing file re-sends the last 3 rows of the one before (a producer's retry): killed twice at
+    random, then run to the end, every row is in one table once, and exactly the re-sent copies are
+    quarantined as seen before (#44: the keys table in the batch's commit series)."""
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    landing, out, log = tmp_path / "landing", tmp_path / "out", tmp_path / "job.log"
+    everything, failing = write_landing(landing, 6)
+    files = sorted(landing.glob("part-*.json"))
+    originals = [f.read_text().splitlines() for f in files]
+    resent: list[int] = []
+    for lines, after in zip(originals, files[1:], strict=False):
+        resent += [json.loads(line)["id"] for line in lines[-3:]]
+        after.write_text("\n".join(lines[-3:] + originals[files.index(after)]) + "\n")
+    for _ in range(2):
+        with job(landing, out, "processing-time", log, "--keys") as proc:
+            kill_after_progress(proc, out, rng)
+    killed_at = batches_committed(out)
+    request.getfixturevalue("spark")
+    import gate_crash_job
+
+    assert gate_crash_job.main([str(landing), str(out), "--trigger", "available-now", "--keys"]) == 0
+
+    context = f"seed {seed}; job log:\n{log.read_text()[-3000:]}"
+    passed, quarantined = read_ids(out / "pass"), read_ids(out / "quarantine")
+    assert passed + quarantined == Counter(everything) + Counter(resent), context
+    assert set(passed) == everything - failing and max(passed.values()) == 1, context
+    rows = read_table(str(out / "quarantine")).to_pylist()
+    copies = [r for r in rows if r["_dq_first_seen"]]
+    assert sorted(r["id"] for r in copies) == sorted(resent), context
+    assert all(r["_dq_first_seen"][0]["batch_id"] < r["_dq_batch_id"] for r in copies), context
+    assert 0 < killed_at < batches_committed(out), context
+
+
 @pytest.mark.parametrize("writer", ["delta-rs", "spark"])
 def test_sigkill_a_job_writing_to_the_object_store_then_restart_keeps_every_row_exactly_once(
     tmp_path: Path, request: pytest.FixtureRequest, s3: S3Server, monkeypatch: pytest.MonkeyPatch, writer: str

@@ -100,7 +100,7 @@ class CrashOnce(DeltaRsWriter):
         super().append(target, data, txn, merge_schema=merge_schema)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=keyed_sequences(), data=st.data())
 def test_any_cut_replay_and_restart_quarantines_what_one_pass_would(spark, tmp_path, rows, data):
     tmp = tmp_path / uuid.uuid4().hex
@@ -155,17 +155,26 @@ def test_a_duplicate_points_at_its_first_occurrence_and_a_late_row_is_quarantine
     ]
     assert set(keys.column("event_date").to_pylist()) == {day(0).date(), day(9).date()}
     state = outcomes[-1].keys  # what the exporter shows: streaming_dq_keys and the oldest day
+    assert state.late == {"order-once": 1}
     assert (state.keys, state.oldest, state.horizon) == (5, day(0).date(), timedelta(days=HORIZON_DAYS))
     results = read_table(str(tmp_path / "results"), predicate="check_id = 'order-once'").to_pylist()
     assert sorted((r["batch_id"], r["violations"]) for r in results) == [(0, 1), (1, 1), (2, 1)]
 
 
-def test_late_rows_pass_unjudged_under_late_pass(spark, tmp_path):
-    gate = gate_at(tmp_path, checks=once(late="pass"))
+@pytest.mark.parametrize("routing", ["driver", "distributed"])
+def test_late_rows_pass_unjudged_under_late_pass_and_are_counted(spark, tmp_path, routing, caplog):
+    outcomes: list[Any] = []
+    writer = "delta-rs" if routing == "driver" else "spark"
+    gate = gate_at(
+        tmp_path, checks=once(late="pass"), on_batch=outcomes.append, routing=routing, writer=writer
+    )
     gate(frame(spark, [(1, DAY0 + timedelta(days=9), 0)]), 0)
-    gate(frame(spark, [(1, DAY0, 1), (2, DAY0, 2)]), 1)
-    assert offsets(tmp_path / "pass") == [0, 1, 2]
-    assert read_table(str(tmp_path / "keys")).num_rows == 1  # late rows are not remembered
+    gate(frame(spark, [(1, DAY0, 1), (2, DAY0, 2), (3, DAY0 + timedelta(days=9), 3)]), 1)
+    assert offsets(tmp_path / "pass") == [0, 1, 2, 3]
+    assert read_table(str(tmp_path / "keys")).num_rows == 2  # late rows are not remembered
+    assert outcomes[-1].keys.late == {"order-once": 2}
+    assert "2 row(s) more than 3 days behind check 'order-once'" in caplog.text
+    assert "passed unjudged (late: pass)" in caplog.text
 
 
 def test_both_routers_write_the_same_tables(spark, tmp_path):

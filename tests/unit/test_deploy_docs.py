@@ -97,7 +97,7 @@ def exposed_registry() -> CollectorRegistry:
                     history=4,
                 ),
             ),
-            keys=KeysState(12, moment.date(), timedelta(days=7)),
+            keys=KeysState(12, moment.date(), timedelta(days=7), {"o": 2}),
         )
     )
     metrics.record_progress(

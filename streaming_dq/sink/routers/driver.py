@@ -164,5 +164,5 @@ class _DriverBatch(ValidatedBatch):
             TableRows(passed, passed.num_rows, merge=job.merge),
             TableRows(shaped, shaped.num_rows, merge=True),
             counted,
-            *(key_rows(table, job.ctx) if KEYS_COLUMN in table.column_names else ()),
+            key_rows(table, job.ctx) if KEYS_COLUMN in table.column_names else None,
         )

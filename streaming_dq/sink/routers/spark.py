@@ -260,7 +260,7 @@ class _SparkBatch(ValidatedBatch):
                 merge=True,
             ),
             counted,
-            *(key_rows(self._annotated, job.ctx) if KEYS_COLUMN in self._inputs else ()),
+            key_rows(self._annotated, job.ctx) if KEYS_COLUMN in self._inputs else None,
         )
 
     def close(self) -> None:
