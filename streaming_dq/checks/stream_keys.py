@@ -155,7 +155,9 @@ def annotate(df: DataFrame, checks: Sequence[KeyCheck], event_time: str, seen: S
         h = check.horizon
         assert h is not None
         keys = [col(c) for c in check.columns]
-        key = F.to_json(F.array(*[k.cast("string") for k in keys]))
+        key_col = f"__dq_k{i}"
+        df = df.withColumn(key_col, F.to_json(F.array(*[k.cast("string") for k in keys])))
+        key = F.col(key_col)  # the key's JSON, computed once per row
         key_hash = F.unhex(F.md5(key))  # 16 bytes
         incomplete = (
             reduce(lambda a, b: a | b, [k.isNull() for k in keys]) if check.nulls_distinct else F.lit(False)
