@@ -356,12 +356,21 @@ def key_rows(data: pa.Table | DataFrame, ctx: BatchContext) -> KeyRows:
         F.lit(ctx.batch_id).cast("long").alias("batch_id"),
         F.lit(ctx.app_id).alias("app_id"),
     )
-    counted = frame.groupBy("check_id").agg(F.max("last_event_time").alias("t"), F.count("*").alias("n"))
-    found = counted.collect()
-    latest = {r["check_id"]: _as_utc(r["t"]) for r in found if r["t"] is not None}
+    # one small job over the persisted batch: the records' latest event time and count, and the late rows
+    recorded = frame.select("check_id", "last_event_time", F.lit(1).alias("record"), F.lit(0).alias("late"))
     flagged = data.select(F.explode(FIRST_SEEN_COLUMN).alias("p")).where(F.col("p.late"))
-    late = {
-        r["check_id"]: int(r["n"])
-        for r in flagged.groupBy("p.check_id").agg(F.count("*").alias("n")).collect()
-    }
+    late_rows = flagged.select(
+        F.col("p.check_id").alias("check_id"),
+        F.lit(None).cast("timestamp").alias("last_event_time"),
+        F.lit(0).alias("record"),
+        F.lit(1).alias("late"),
+    )
+    found = (
+        recorded.unionByName(late_rows)
+        .groupBy("check_id")
+        .agg(F.max("last_event_time").alias("t"), F.sum("record").alias("n"), F.sum("late").alias("late"))
+        .collect()
+    )
+    latest = {r["check_id"]: _as_utc(r["t"]) for r in found if r["t"] is not None}
+    late = {r["check_id"]: int(r["late"]) for r in found if r["late"]}
     return KeyRows(TableRows(frame, sum(int(r["n"]) for r in found)), latest, late)
