@@ -342,8 +342,8 @@ def sql(
     statement: Annotated[
         str,
         typer.Argument(
-            help="One Spark SQL statement; {pass}, {quarantine}, {results} and {metrics} stand for the gate's "
-            "tables.",
+            help="One Spark SQL statement; {pass}, {quarantine}, {results}, {metrics} and {keys} stand for the "
+            "gate's tables.",
             show_default=False,
             metavar="STATEMENT",
         ),

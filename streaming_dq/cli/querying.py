@@ -3,7 +3,7 @@
 The session is the one ``run`` builds from the config (its ``spark:`` settings, its catalog and embedded
 metastore, Delta's JARs and extension, the object stores' settings), so ``CREATE SCHEMA sales`` lands in the
 catalog the gate reads, and the audit queries of docs/quarantine.md run as written. ``{pass}``,
-``{quarantine}``, ``{results}`` and ``{metrics}`` stand for the gate's tables (by name when the config names
+``{quarantine}``, ``{results}``, ``{metrics}`` and ``{keys}`` stand for the gate's tables (by name when the config names
 them, else ``delta.`<location>```).
 """
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["run_sql", "with_tables"]
 
-_PLACEHOLDER = re.compile(r"\{(pass|quarantine|results|metrics)\}")
+_PLACEHOLDER = re.compile(r"\{(pass|quarantine|results|metrics|keys)\}")
 
 
 def with_tables(statement: str, config: GateConfig) -> str:

@@ -5,9 +5,9 @@
 
 - ``duplicate-commit``: one ``(app id, version)`` recorded by more than one commit: a batch (or a release
   chunk, a discard ...) written twice. Before #41 a second job on the same checkpoint could do that.
-- ``commit-order``: a stream's batch that a later table of the commit order (results, then metrics) records
-  while an earlier one (pass, quarantine) does not: the gate commits pass and quarantine, then results, then
-  metrics, so the later table holding a batch the earlier lacks means a commit was lost or removed.
+- ``commit-order``: a stream's batch that a later table of the commit order records while an earlier one does
+  not: the gate commits pass and quarantine, then the keys it saw (with checks across batches), then results,
+  then metrics, so the later table holding a batch the earlier lacks means a commit was lost or removed.
 
 :func:`repair` mends the duplicate commits it can: for every commit after the first one of an
 ``(app id, version)``, one new commit removes exactly the data files that commit added (a ``remove`` action
@@ -36,7 +36,7 @@ __all__ = ["Finding", "LogCommit", "examine", "read_log", "repair"]
 
 FindingKind = Literal["duplicate-commit", "commit-order"]
 #: The order in which the gate commits a stream's batch to its tables (:mod:`streaming_dq.sink.commit`).
-COMMIT_ORDER = ("pass", "quarantine", "results", "metrics")
+COMMIT_ORDER = ("pass", "quarantine", "keys", "results", "metrics")
 #: The commit info's client of a repair commit (so a later audit knows the duplicate was mended).
 CLIENT = "streaming-dq-doctor"
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from streaming_dq.config.gate_config import GateConfig
@@ -209,7 +210,14 @@ class GateRun:
         if self._follower is None:
             return
         self._follow_progress()
-        for outcome in self._follower.poll():
+        outcomes = self._follower.poll()
+        if (
+            outcomes and self.gate is not None
+        ):  # the keys table after the last of them (checks across batches)
+            state = self.gate.seen_keys.read_state()
+            if state is not None:
+                outcomes[-1] = replace(outcomes[-1], keys=state)
+        for outcome in outcomes:
             self.feed.record_batch(outcome)  # the listeners as if the batch had run here
 
     def _follow_progress(self) -> None:

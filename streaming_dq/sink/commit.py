@@ -32,7 +32,7 @@ from streaming_dq.sink.batch_history import BatchHistory, batch_anomaly_checks
 from streaming_dq.sink.jobs import described, phase_description
 from streaming_dq.sink.records import BatchContext, window_results
 from streaming_dq.sink.rows import ROW_ROLES
-from streaming_dq.sink.seen_keys import SeenKeys, stream_key_checks
+from streaming_dq.sink.seen_keys import SeenKeys, no_key_rows, stream_key_checks
 from streaming_dq.sink.tracker import MetricsTracker
 from streaming_dq.tables import AppTransaction, DeltaTarget, TableWriter
 from streaming_dq.tables.targets import writing
@@ -190,9 +190,10 @@ class BatchCommitter:
             if target is not None:
                 with writing(target, ctx.batch_id), self._described(spark, ctx, f"write {role}"):
                     split.rows_for(role).append(writer, target, txn)
-        if pending.keys is not None and split.keys is not None:
+        if pending.keys is not None:  # a batch quarantined whole, unjudged, records no key: an empty commit
+            keys = split.keys.rows if split.keys is not None else no_key_rows()
             with writing(pending.keys, ctx.batch_id), self._described(spark, ctx, "write keys"):
-                split.keys.rows.append(writer, pending.keys, txn)
+                keys.append(writer, pending.keys, txn)
         routed = split.routed
         update = None
         if pending.metrics:

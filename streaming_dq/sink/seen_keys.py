@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from streaming_dq.sink.rows import SplitBatch
     from streaming_dq.tables import DeltaTarget, TableWriter
 
-__all__ = ["SeenKeys", "key_rows", "stream_key_checks"]
+__all__ = ["SeenKeys", "key_rows", "no_key_rows", "stream_key_checks"]
 
 logger = logging.getLogger("streaming_dq.gate")
 
@@ -156,8 +156,15 @@ class SeenKeys:
     def invalidate(self) -> None:
         self._stale = True
 
+    def read_state(self, late: dict[str, int] | None = None) -> KeysState | None:
+        """Rows (from the log's file statistics: no data read) and the oldest partition of the keys table;
+        None without checks across batches. Under Spark Connect the job reads it so after each batch it
+        follows (the batches' late counts stay on the server: they reach its log, not the client)."""
+        if not self.checks:
+            return None
+        return self._state(dict(late or {}))
+
     def _state(self, late: dict[str, int]) -> KeysState:
-        """Rows (from the log's file statistics: no data read) and the oldest partition of the keys table."""
 
         assert self.target is not None
         table = self._delta_table()
@@ -309,6 +316,11 @@ def _latest_by_check(rows: pa.Table) -> dict[str, datetime]:
         )
         if value is not None
     }
+
+
+def no_key_rows() -> TableRows:
+    """The keys table's rows of a batch that records no key (one quarantined whole, unjudged)."""
+    return TableRows(KEYS_SCHEMA.empty_table(), 0)
 
 
 def key_rows(data: pa.Table | DataFrame, ctx: BatchContext) -> KeyRows:

@@ -1,4 +1,4 @@
-"""Catalog table names: a gate job whose source, reference dataset and four tables are named in Spark's
+"""Catalog table names: a gate job whose source, reference dataset and five tables are named in Spark's
 session catalog (Spark's embedded metastore, Derby, under a temporary warehouse; Delta's catalog on top).
 
 Spark's writer creates the missing tables by name and appends through the catalog; the tables are read back
@@ -39,6 +39,7 @@ targets:
   quarantine: {{table: {schema}.orders_quarantine}}
   results: {{table: {schema}.orders_results}}
   metrics: {{table: {schema}.orders_metrics}}
+  keys: {{table: {schema}.orders_keys}}
 reference-datasets:
   customers: {{format: delta, table: {customers}}}
 checks:
@@ -49,6 +50,7 @@ checks:
     reference-dataset: customers
     reference-column: customer_id
   - {{check: row-count-min-check, check-id: some-rows, min-count: 1}}
+  - {{check: unique-key-check, check-id: id-once, columns: [id], horizon: 1 day}}
 spark:
   master: "local[2]"
   conf:
@@ -113,13 +115,17 @@ def test_a_stream_into_catalog_named_tables_is_read_back_by_name_and_by_location
         "orders_quarantine",
         "orders_results",
         "orders_metrics",
+        "orders_keys",
     }
     assert set(tables) == wanted, tables.keys()  # every table the gate wrote is in the catalog
     ids = {i for i, _, _ in ROWS}
     passed, quarantined = tables["orders_pass"]["ids"], tables["orders_quarantine"]["ids"]
     assert passed == sorted(2 * sorted(ids - FAILING)), passed  # each gate wrote each passing row once
     assert quarantined == sorted(2 * sorted(FAILING)), quarantined
-    for name in ("orders_pass", "orders_quarantine", "orders_results", "orders_metrics"):
+    # each gate remembers each id once, in the one keys table (#44): the second gate's ids are not duplicates
+    # of the first's, a gate judges its own keys
+    assert tables["orders_keys"]["rows"] == 2 * len(ids), tables["orders_keys"]
+    for name in ("orders_pass", "orders_quarantine", "orders_results", "orders_metrics", "orders_keys"):
         location = tables[name]["location"]
         assert location.startswith(f"file:{tmp_path}/warehouse/sales.db/"), location  # managed tables
         by_location = read_table(location.removeprefix("file:"))
@@ -148,7 +154,7 @@ def test_names_the_catalog_lacks_end_the_job_before_its_first_batch_with_one_lin
     lines = [line for line in result.stderr.splitlines() if str(rs_config) in line]
     by_field = {field: [line for line in lines if f": {field}: " in line] for field in (
         "source.table", "reference-datasets.customers.table", "targets.pass", "targets.quarantine",
-        "targets.results", "targets.metrics")}  # fmt: skip
+        "targets.results", "targets.metrics", "targets.keys")}  # fmt: skip
     assert all(len(found) == 1 for found in by_field.values()), (by_field, result.stderr[-3000:])
     assert "table sales.orders_raw is not in the catalog" in by_field["source.table"][0]
     assert "delta-rs writes by location" in by_field["targets.pass"][0]

@@ -15,6 +15,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -153,7 +154,13 @@ def test_a_batch_scoped_anomaly_check_s_series_reach_prometheus_under_connect(co
         "baseline: {batches: 1}, band: {relative: 10.0}, severity: warning}\n"
     )
     text = text.replace("checks:\n", "checks:\n" + anomaly, 1)
+    # order ids judged across batches (#44): the keys table's size, age and horizon reach /metrics as well
+    unique = "    check-id: order-id-unique\n    columns: [order_id]\n"
+    text = text.replace(unique, unique + "    horizon: 2 days\n", 1)
+    text = text.replace("  metrics: data/tables/orders_metrics\n", "  metrics: data/tables/orders_metrics\n"
+                        "  keys: data/tables/orders_keys\n", 1)  # fmt: skip
     assert f'remote: "{connect_url}"' in text and "batch-volume-anomaly" in text
+    assert "horizon: 2 days" in text and "keys: data/tables/orders_keys" in text
     config.write_text(text, encoding="utf-8")
     job = subprocess.Popen(
         [str(CLI), "run", str(config), "--timeout", "100"],
@@ -163,6 +170,10 @@ def test_a_batch_scoped_anomaly_check_s_series_reach_prometheus_under_connect(co
     def anomaly_series(body: str) -> dict[str, float]:
         pattern = r'^streaming_dq_anomaly_(\w+)\{check="batch-volume-anomaly",(?:edge="(\w+)",)?gate="orders"\} (\S+)$'
         return {m[1] + (m[2] or ""): float(m[3]) for m in re.finditer(pattern, body, re.M)}
+
+    def keys_series(body: str) -> dict[str, float]:
+        pattern = r'^streaming_dq_keys(\w*)\{gate="orders"\} (\S+)$'
+        return {m[1]: float(m[2]) for m in re.finditer(pattern, body, re.M)}
 
     def rows_counted(body: str) -> float:
         pattern = r'^streaming_dq_rows_total\{gate="orders",outcome="\w+"\} (\S+)$'
@@ -176,6 +187,7 @@ def test_a_batch_scoped_anomaly_check_s_series_reach_prometheus_under_connect(co
                 rows_counted(b) >= summary["records"]
                 and "expected" in anomaly_series(b)
                 and 'streaming_dq_trigger_duration_seconds{gate="orders"}' in b
+                and "_oldest_event_time_seconds" in keys_series(b)  # set with the last batch's rows
             ),
             150,
         )
@@ -188,3 +200,12 @@ def test_a_batch_scoped_anomaly_check_s_series_reach_prometheus_under_connect(co
     lines = [line for line in body.splitlines() if "batch-volume-anomaly" in line]
     assert {"observed", "expected", "score"} <= set(series), (series, lines, err[-3000:])
     assert series["expected"] > 0 and series["observed"] > 0
+    from streaming_dq.tables import read_table
+
+    keys = read_table(str(tmp_path / "data" / "tables" / "orders_keys"))
+    assert keys_series(body) == {
+        "": keys.num_rows,
+        "_horizon_seconds": 2 * 86_400,
+        "_oldest_event_time_seconds": min(keys.column("event_date").to_pylist()).toordinal() * 86_400
+        - date(1970, 1, 1).toordinal() * 86_400,
+    }, (keys_series(body), err[-3000:])

@@ -127,6 +127,19 @@ def test_gates_of_one_run_need_their_own_name_checkpoint_and_tables(tmp_path: Pa
     assert caught.value.field_path == "targets.pass" and caught.value.source == str(same_table)
     assert "also the table of gate 'orders-a'" in str(caught.value)
 
+    # each gate remembers its own keys across batches (#44): one keys table for two gates is refused too
+    keys = "  metrics: data/tables/orders_metrics\n"
+    for config, keys_at in ((a, tables(a)), (b.with_name("same-keys.yaml"), tables(a))):
+        config.write_text(
+            (a if config == a else b)
+            .read_text(encoding="utf-8")
+            .replace(keys, f"{keys}  keys: {keys_at / 'k'}\n"),
+            encoding="utf-8",
+        )
+    with pytest.raises(ConfigError) as caught:
+        check_fleet([load_gate_config(a), load_gate_config(b.with_name("same-keys.yaml"))])
+    assert caught.value.field_path == "targets.keys", caught.value
+
     same_name = b.with_name("same-name.yaml")
     same_name.write_text(text.replace("name: orders-b", "name: orders-a"), encoding="utf-8")
     done = CliRunner().invoke(app, ["run", str(a), str(same_name)])

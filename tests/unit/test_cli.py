@@ -640,6 +640,10 @@ def test_sql_placeholders_name_the_gate_s_tables_by_catalog_name_or_by_location(
     without = config.model_copy(update={"targets": config.targets.model_copy(update={"metrics": None})})
     with pytest.raises(ConfigError, match="the gate has no metrics table"):
         with_tables("SELECT * FROM {metrics}", without)
+    with pytest.raises(ConfigError, match="the gate has no keys table"):  # no unique-key check across batches
+        with_tables("SELECT * FROM {keys}", config)
+    keyed = config.model_copy(update={"targets": config.targets.model_copy(update={"keys": "tables/keys"})})
+    assert with_tables("SELECT * FROM {keys}", keyed) == f"SELECT * FROM delta.`{keyed.table('keys').uri}`"
 
 
 def test_sql_refuses_a_table_the_gate_lacks_before_spark_starts(

@@ -127,6 +127,17 @@ def test_a_batch_missing_from_a_table_committed_before_another_is_found(tmp_path
     assert "app 'orders:3f1c-query' has batches up to 1 while the results table" in found[0].line
 
 
+def test_the_keys_table_sits_between_quarantine_and_results_in_the_commit_order(tmp_path: Path) -> None:
+    tables = {role: DeltaTarget(str(tmp_path / role)) for role in ("pass", "quarantine", "keys", "results")}
+    healthy(tables, batches=2)
+    for role in ("pass", "quarantine", "results"):
+        commit(tables[role], 2)  # the keys of batch 2 are missing while its results are committed
+    found = doctor.examine(tables)
+    assert [(f.kind, f.role, f.version) for f in found] == [("commit-order", "keys", 2)], found
+    commit(tables["keys"], 2)
+    assert doctor.examine(tables) == []
+
+
 def test_the_doctor_command_finds_repairs_and_dry_runs(tmp_path: Path) -> None:
     job = tmp_path / "orders"
     shutil.copytree(REPO / "jobs" / "orders", job)
