@@ -39,11 +39,15 @@ AZURITE = .tools/node_modules/.bin/azurite-blob
 $(AZURITE):
 	npm install --prefix .tools --no-audit --no-fund --loglevel=error azurite@3.37.0
 
-# Debian's prometheus package ships both the server and promtool; the end-to-end tests need both.
+# Debian's prometheus package ships both the server and promtool, prometheus-alertmanager the Alertmanager
+# (/usr/bin/prometheus-alertmanager) and amtool; the end-to-end tests need all of them. The packages may start
+# their services: stopped, the tests start their own on 127.0.0.1.
 prometheus-bin:
-	@command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || \
-	  { (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null; }
-	@-systemctl stop prometheus >/dev/null 2>&1 || true
+	@command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 && \
+	  command -v prometheus-alertmanager >/dev/null 2>&1 && command -v amtool >/dev/null 2>&1 || \
+	  { (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus \
+	    prometheus-alertmanager >/dev/null; }
+	@-systemctl stop prometheus prometheus-alertmanager >/dev/null 2>&1 || true
 
 demo: $(DEMO_STAMP)
 	$(VENV)/bin/streaming-dq demo
@@ -67,6 +71,7 @@ promtool: prometheus-bin
 	@if [ -f deploy/prometheus/alerts_test.yml ]; then \
 	  promtool check config deploy/prometheus/prometheus.yml && \
 	  promtool check rules deploy/prometheus/alerts.yml && \
+	  amtool check-config deploy/prometheus/alertmanager.yml && \
 	  cd deploy/prometheus && promtool test rules alerts_test.yml; fi
 
 # pytest exits 5 when it collects no test: that is a failure here, not a pass. Two workers, each test file on
