@@ -378,9 +378,12 @@ def sql(
 
 app.command()(quarantine_commands.release)
 quarantine_app = typer.Typer(
-    name="quarantine", help="Housekeeping of a gate's quarantine table.", no_args_is_help=True
+    name="quarantine",
+    help="A gate's quarantine table: show its rows, discard old ones.",
+    no_args_is_help=True,
 )
 quarantine_app.command()(quarantine_commands.discard)
+quarantine_app.command()(quarantine_commands.show)
 app.add_typer(quarantine_app)
 
 

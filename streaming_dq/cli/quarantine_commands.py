@@ -1,4 +1,5 @@
-"""The commands on a gate's quarantine: ``streaming-dq release`` and ``streaming-dq quarantine discard``.
+"""The commands on a gate's quarantine: ``streaming-dq release``, ``streaming-dq quarantine discard`` and
+``streaming-dq quarantine show``.
 
 Their options and help are here; the work is in :mod:`~streaming_dq.cli.releasing` (and below it
 :mod:`streaming_dq.release`). :mod:`~streaming_dq.cli.main` registers them.
@@ -25,7 +26,7 @@ from streaming_dq.cli.common import (
 from streaming_dq.cli.sessions import Progress
 from streaming_dq.exceptions import ConfigError
 
-__all__ = ["discard", "release"]
+__all__ = ["discard", "release", "show"]
 
 
 def release(
@@ -126,6 +127,53 @@ def discard(
         config, out, older_than=older_than, checks=check or [], dry_run=dry_run, as_json=as_json,
         progress=Progress(quiet),
     ))  # fmt: skip
+
+
+def show(
+    config: ConfigArg,
+    check: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--check", help="Rows quarantined for this check id (repeatable: any of them).", metavar="ID"
+        ),
+    ] = None,
+    batches: Annotated[
+        str | None,
+        typer.Option("--batches", help="Rows of these batches: 'A..B', 'A..', '..B' or 'N'.", metavar="A..B"),
+    ] = None,
+    state: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--state",
+            help="Rows in this state: quarantined, released or discarded (repeatable).",
+            metavar="STATE",
+        ),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Show at most N rows.", metavar="N")] = 20,
+    mask: Annotated[
+        list[str] | None,
+        typer.Option("--mask", help="Show *** for this column's values (repeatable).", metavar="COLUMN"),
+    ] = None,
+    as_json: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Show the quarantined rows with their reasons and release state, in the table's order (--batches picks
+    which part of the stream), and how many match.
+
+    Reads the quarantine table with delta-rs (no Spark unless the config names catalog tables); writes nothing.
+    Exit 0, 2 on a config or option error.
+    """
+    from streaming_dq.cli.quarantine_show import run_show
+
+    out = console() if sys.stdout.isatty() else Console(highlight=False, width=400)
+    try:
+        code = run_show(
+            config, out, checks=check or [], batches=batches, states=state or [], limit=limit, mask=mask or [],
+            as_json=as_json, progress=Progress(quiet),
+        )  # fmt: skip
+    except ConfigError as exc:
+        raise fail_config(problems_of(exc), as_json=as_json) from None
+    raise typer.Exit(code)
 
 
 def _finished(what: str, as_json: bool, work: Callable[[Console], int]) -> NoReturn:
