@@ -13,12 +13,13 @@ horizon is written by Spark (the key hashes made by the same expression the gate
 
 Each variant appends to its own tables (a new batch id per round); wall and CPU seconds (Python driver + JVM)
 per batch, their medians and the ratios with/without and with/plain; the keys table's size on disk per million
-keys. Writes ``benchmarks/results/duplicates-latest.json``.
+keys. Writes ``benchmarks/results/duplicates-latest.json`` (a key count measured again replaces its entry).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -156,7 +157,17 @@ def main() -> None:
     args = parser.parse_args()
     spark = build_spark()
     results = [measure(spark, k, args.rows, args.rounds) for k in args.keys]
-    save_result(RESULTS, {"benchmark": "duplicates", "horizon_days": 7, "results": results})
+    # a key count measured alone (50M takes long) replaces its own entry and keeps the others, each with its date
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
+    before = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {"results": []}
+    kept = before["results"]
+    for result in kept:
+        result.setdefault("measured_at", before.get("measured_at"))
+    for result in results:
+        result["measured_at"] = stamp
+    merged = [r for r in kept if r["keys"] not in args.keys] + results
+    merged.sort(key=lambda r: int(r["keys"]))
+    save_result(RESULTS, {"benchmark": "duplicates", "horizon_days": 7, "results": merged})
     shutil.rmtree(WORK, ignore_errors=True)
 
 
