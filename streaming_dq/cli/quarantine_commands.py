@@ -28,19 +28,22 @@ from streaming_dq.exceptions import ConfigError
 
 __all__ = ["discard", "release", "show"]
 
+CheckOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--check", help="Rows quarantined for this check id (repeatable: any of them).", metavar="ID"
+    ),
+]
+BatchesOption = Annotated[
+    str | None,
+    typer.Option("--batches", help="Rows of these batches: 'A..B', 'A..', '..B' or 'N'.", metavar="A..B"),
+]
+
 
 def release(
     config: ConfigArg,
-    check: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--check", help="Rows quarantined for this check id (repeatable: any of them).", metavar="ID"
-        ),
-    ] = None,
-    batches: Annotated[
-        str | None,
-        typer.Option("--batches", help="Rows of these batches: 'A..B', 'A..', '..B' or 'N'.", metavar="A..B"),
-    ] = None,
+    check: CheckOption = None,
+    batches: BatchesOption = None,
     event_time: Annotated[
         str | None,
         typer.Option(
@@ -131,16 +134,8 @@ def discard(
 
 def show(
     config: ConfigArg,
-    check: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--check", help="Rows quarantined for this check id (repeatable: any of them).", metavar="ID"
-        ),
-    ] = None,
-    batches: Annotated[
-        str | None,
-        typer.Option("--batches", help="Rows of these batches: 'A..B', 'A..', '..B' or 'N'.", metavar="A..B"),
-    ] = None,
+    check: CheckOption = None,
+    batches: BatchesOption = None,
     state: Annotated[
         list[str] | None,
         typer.Option(

@@ -12,14 +12,12 @@ follows. ``amtool`` checks the shipped config with its commented receivers switc
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -33,6 +31,7 @@ from test_prometheus_server import (
     fast_rules,
     free_port,
     prometheus_binary,
+    running,
     wait_for,
 )
 
@@ -104,21 +103,6 @@ def alertmanager_config(directory: Path, webhook: int) -> Path:
     path = directory / "alertmanager.yml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     return path
-
-
-@contextlib.contextmanager
-def running(command: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    with log.open("wb") as output:
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
-    try:
-        yield process
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
 
 
 def am_alerts(port: int) -> list[dict[str, Any]]:

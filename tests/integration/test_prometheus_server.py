@@ -172,6 +172,22 @@ def gate_metrics() -> Iterator[tuple[GateMetrics, MetricsServer]]:
 
 
 @contextlib.contextmanager
+def running(command: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A server process writing to ``log``; terminated (killed after 15 s) on exit."""
+    with log.open("wb") as output:
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=15)
+
+
+@contextlib.contextmanager
 def running_prometheus(directory: Path, metrics_port: int) -> Iterator[PrometheusApi]:
     """A real Prometheus server on a free 127.0.0.1 port scraping ``metrics_port``; stopped on exit."""
     port = free_port()
@@ -183,19 +199,10 @@ def running_prometheus(directory: Path, metrics_port: int) -> Iterator[Prometheu
         f"--web.listen-address=127.0.0.1:{port}",
         "--log.level=warn",
     ]
-    with log.open("wb") as output:
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
-    try:
+    with running(command, log) as process:
         api = PrometheusApi(f"http://127.0.0.1:{port}", log)
         wait_for(lambda: process.poll() is None and api.ready(), "Prometheus to become ready", log)
         yield api
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
 
 
 @pytest.fixture(scope="module")
