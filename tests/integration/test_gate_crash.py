@@ -236,7 +236,8 @@ def test_sigkill_with_ids_unique_across_batches_quarantines_each_resent_row_once
     rows = read_table(str(out / "quarantine")).to_pylist()
     copies = [r for r in rows if r["_dq_first_seen"]]
     assert sorted(r["id"] for r in copies) == sorted(resent), context
-    assert all(r["_dq_first_seen"][0]["batch_id"] < r["_dq_batch_id"] for r in copies), context
+    # the original came in an earlier batch, or in the same one when the restart read both files at once
+    assert all(r["_dq_first_seen"][0]["batch_id"] <= r["_dq_batch_id"] for r in copies), context
     assert 0 < killed_at < batches_committed(out), context
 
 
