@@ -74,11 +74,12 @@ promtool: prometheus-bin
 	  amtool check-config deploy/prometheus/alertmanager.yml && \
 	  cd deploy/prometheus && promtool test rules alerts_test.yml; fi
 
-# pytest exits 5 when it collects no test: that is a failure here, not a pass. Two workers, each test file on
+# pytest exits 5 when it collects no test: that is a failure here, not a pass. CI=1: a test whose server binary
+# is missing (Prometheus, Alertmanager: installed above) fails instead of skipping. Two workers, each test file on
 # one (its session's servers started once there): the integration tests wait on subprocess JVMs much of the
 # time, so two share the 2 cores better than one (measured: ~42 min serial, ~30 min with two).
 test: $(STAMP) $(JARS) $(AZURITE) prometheus-bin lint typecheck imports promtool
-	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=25 tests; rc=$$?; \
+	CI=1 $(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=25 tests; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
 # The fast tier for the development loop: lint, types, layers and the JVM-free tests (under a minute).
