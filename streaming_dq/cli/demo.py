@@ -420,4 +420,20 @@ def run_demo(options: DemoOptions, console: Console) -> int:
         exposition=progress.scrape,
         seconds=time.monotonic() - started,
     )
-    return 0 if print_summary(run, console) else 1
+    accounted = print_summary(run, console)
+    report = write_report(workdir)
+    console.print(
+        f"Report: [bold]{escape(str(report))}[/] (one HTML file: open it in a browser, offline too)"
+    )
+    return 0 if accounted else 1
+
+
+def write_report(workdir: Path) -> Path:
+    """``streaming-dq report`` of the demo's gate, written to ``report.html`` in the work folder."""
+    from streaming_dq.report import ReportOptions, gate_report, redacted_config, render
+
+    path = workdir / CONFIG_NAME
+    built = gate_report(load_gate_config(path), redacted_config(path.read_text()), ReportOptions())
+    out = workdir / "report.html"
+    out.write_text(render([built]), encoding="utf-8")
+    return out

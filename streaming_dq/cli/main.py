@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from streaming_dq.cli import quarantine_commands, running, validating
+from streaming_dq.cli import quarantine_commands, reporting, running, validating
 from streaming_dq.cli.common import (
     EXIT_USAGE,
     ConfigArg,
@@ -75,6 +75,7 @@ app.command()(validating.schema)
 
 
 app.command()(running.run)
+app.command()(reporting.report)
 
 
 # --- check --------------------------------------------------------------------------------------------------

@@ -26,8 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["run_show"]
 
-MASK = "***"
-
 
 def run_show(
     config_path: Path,
@@ -52,7 +50,7 @@ def run_show(
     from streaming_dq.cli.sessions import opened_gate
     from streaming_dq.config.loader import load_gate_config
     from streaming_dq.release import parse_batch_range
-    from streaming_dq.release.browse import STATES, browse
+    from streaming_dq.release.browse import STATES, browse, masked
     from streaming_dq.tables.storage import delta_rs_options
 
     config = load_gate_config(config_path)
@@ -85,7 +83,7 @@ def run_show(
             source=str(config_path),
             field_path="--mask",
         )
-    rows = _masked(view.rows.to_pylist(), mask)
+    rows = masked(view.rows.to_pylist(), mask)
     if as_json:
         out.print_json(
             json.dumps(
@@ -103,11 +101,6 @@ def _states(view: QuarantineView) -> list[State]:
     from streaming_dq.release.browse import row_states
 
     return row_states(view.rows)
-
-
-def _masked(rows: list[dict[str, Any]], mask: Sequence[str]) -> list[dict[str, Any]]:
-    """``rows`` with the values of ``mask``'s columns replaced (NULL stays NULL: its absence is no secret)."""
-    return [{k: (MASK if k in mask and v is not None else v) for k, v in row.items()} for row in rows]
 
 
 def _json_value(value: object) -> str:

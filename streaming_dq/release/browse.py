@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -20,7 +20,10 @@ from streaming_dq.release.judge import DISCARDED, RELEASED
 from streaming_dq.sink.schemas import BATCH_ID_COLUMN, RELEASE_COLUMN
 from streaming_dq.tables import DeltaTarget
 
-__all__ = ["STATES", "QuarantineView", "State", "browse", "row_states"]
+__all__ = ["MASK", "STATES", "QuarantineView", "State", "browse", "masked", "row_states"]
+
+#: What a masked value shows (``--mask COLUMN``: personal data, in output people share).
+MASK = "***"
 
 #: A quarantined row's state: still in quarantine (never released, or judged again by a release and still
 #: failing: its ``_dq_release`` says which), released to the pass table, or discarded.
@@ -90,3 +93,10 @@ def _fails_any(part: pa.Table, checks: Sequence[str]) -> pa.Array:
     hits = pc.is_in(pc.struct_field(pc.list_flatten(errors), "check-id"), value_set=pa.array(list(checks)))
     rows = set(pc.filter(pc.list_parent_indices(errors), hits).to_pylist())
     return pa.array([i in rows for i in range(part.num_rows)], pa.bool_())
+
+
+def masked(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> list[dict[str, Any]]:
+    """``rows`` with the values of ``columns`` shown as :data:`MASK` (NULL stays NULL: its absence is no
+    secret)."""
+    hidden = set(columns)
+    return [{k: (MASK if k in hidden and v is not None else v) for k, v in row.items()} for row in rows]

@@ -1,4 +1,5 @@
-"""``streaming-dq demo`` end to end, in a subprocess, shrunk to five micro-batches.
+"""``streaming-dq demo`` end to end, in a subprocess, shrunk to five micro-batches, and the report it ends by
+writing opened in a real headless Chromium.
 
 The demo is started on a port that is already taken, so the same run also proves the fall back to a free
 port. Its summary must account for every line the generator wrote, and the tables must be on disk and hold
@@ -7,6 +8,8 @@ those rows when read back here independently.
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
 import re
 import socket
@@ -15,12 +18,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from browser import headless_chromium
 from deltalake import DeltaTable
 
 from streaming_dq.tables import read_table
 
 pytestmark = pytest.mark.integration
 
+#: Screenshots of the demo's report, kept after the run (build/ is not committed).
+ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "test-artifacts"
 TIMEOUT_SECONDS = 900  # a shared 2-core machine; the shrunk demo takes well under a minute on an idle one
 TOTALS = re.compile(
     r"pass table ([\d,]+) \+ quarantine table ([\d,]+) = ([\d,]+) rows for ([\d,]+) generated lines"
@@ -107,3 +113,87 @@ def test_demo_shows_daily_windows_judged_under_the_christmas_profile(
     assert re.search(r"Sat 20 Dec\s+\d+ x2\.5 = [\d.]+\s+passed\s+Christmas 2025", done.stdout)
     assert re.search(r"Sun 21 Dec\s+\d+ x2\.5 = [\d.]+\s+failed", done.stdout)
     assert re.search(r"Mon 22 Dec\s+.*provisional", done.stdout)
+
+
+def _expected_marks(workdir: Path) -> dict[str, int]:
+    """The marks the report's charts must have, counted from the results table read back here: a day per
+    local day of the batches' latest event time, a window per judged window, per check a day per day it was
+    judged and a cross per batch it failed, a span per run of consecutive batches a profile was active in."""
+    from zoneinfo import ZoneInfo
+
+    from streaming_dq.config.loader import load_gate_config
+
+    zone = ZoneInfo(load_gate_config(workdir / "demo.yaml").gate.timezone)
+    rows = read_table(str(workdir / "tables" / "orders_results")).to_pylist()
+    day_of = {
+        r["batch_id"]: r["event_time_max"].astimezone(zone).date() for r in rows if r["kind"] == "batch"
+    }
+    checks = [r for r in rows if r["kind"] in ("row", "aggregate") and r["status"] != "skipped"]
+    spans = 0
+    for profile in {p for r in rows if r["kind"] == "batch" for p in r["profiles"]}:
+        active = [
+            b
+            for b in sorted(day_of)
+            if profile in next(r["profiles"] for r in rows if r["kind"] == "batch" and r["batch_id"] == b)
+        ]
+        spans += 1 + sum(1 for a, b in itertools.pairwise(active) if b != a + 1)
+    return {
+        "day": len(set(day_of.values())),
+        "window": len(
+            {(r["check_id"], r["window"], r["window_start"]) for r in rows if r["kind"] == "window"}
+        ),
+        "check-day": len({(r["check_id"], day_of[r["batch_id"]]) for r in checks}),
+        "failed-batch": len({(r["check_id"], r["batch_id"]) for r in checks if r["status"] == "failed"}),
+        "profile-span": spans,
+    }
+
+
+MARKS = """JSON.stringify([...document.querySelectorAll('[data-mark]')]
+  .reduce((m, e) => (m[e.dataset.mark] = (m[e.dataset.mark] || 0) + 1, m), {}))"""
+
+
+def test_demo_report_opens_offline_in_chromium_with_a_mark_per_datum(
+    demo_run: tuple[subprocess.CompletedProcess[str], Path, int], tmp_path: Path
+) -> None:
+    done, workdir, _ = demo_run
+    report = workdir / "report.html"
+    assert f"Report: {report}" in done.stdout.replace("\n", "")
+    expected = _expected_marks(workdir)
+    assert expected["window"] > 0 and expected["failed-batch"] > 0 and expected["profile-span"] > 0
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with headless_chromium(tmp_path / "profile") as page:
+        page.open(report.as_uri())
+        assert page.errors() == []
+        assert page.requests == [report.as_uri()]  # the file itself, nothing else (not even a blocked try)
+        assert json.loads(page.evaluate(MARKS)) == expected
+        described = page.evaluate(
+            "[...document.querySelectorAll('svg[role=img]')].every(s => s.querySelector('title').textContent"
+            " && s.querySelector('desc').textContent.length > 20)"
+        )
+        assert described is True
+        page.screenshot(ARTIFACTS / "demo-report.png")
+        page.viewport(390, 844, mobile=True)  # a phone: the page does not scroll sideways, tables do
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth") is True
+        page.screenshot(ARTIFACTS / "demo-report-phone.png")
+
+
+def test_the_browser_sees_a_fetch_and_the_reports_policy_refuses_it(tmp_path: Path) -> None:
+    """The checks above can fail: a page that loads an image is seen fetching it, and under the report's
+    Content-Security-Policy the same image is blocked with an error (so a report never fetches, whatever a
+    future change puts in it)."""
+    from streaming_dq.report.html import CSP
+
+    image = '<img alt="x" src="http://127.0.0.1:9/pixel.png">'
+    plain, strict = tmp_path / "plain.html", tmp_path / "strict.html"
+    plain.write_text(f"<!doctype html><title>t</title>{image}")
+    strict.write_text(
+        f'<!doctype html><meta http-equiv="Content-Security-Policy" content="{CSP}"><title>t</title>{image}'
+    )
+    with headless_chromium(tmp_path / "profile") as page:
+        page.open(plain.as_uri())
+        assert "http://127.0.0.1:9/pixel.png" in page.fetched
+    with headless_chromium(tmp_path / "profile2") as page:
+        page.open(strict.as_uri())
+        assert page.fetched == [strict.as_uri()]
+        assert page.blocked == ["http://127.0.0.1:9/pixel.png"]
+        assert any("Content Security Policy" in e for e in page.errors()), page.errors()
