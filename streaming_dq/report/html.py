@@ -198,8 +198,8 @@ def _rows_per_day(r: GateReport) -> str:
         mark="day",
     )  # fmt: skip
     legend = (
-        '<p class="legend"><span>&#9632; passed (green)</span><span>&#9632; passed with a warning (amber)</span>'
-        "<span>&#9636; quarantined (hatched red)</span></p>"
+        '<p class="legend"><span><b class="ok">&#9632;</b> passed (green)</span><span><b class="warning">&#9632;'
+        '</b> passed with a warning (amber)</span><span><b class="bad">&#9636;</b> quarantined (hatched red)</span></p>'
     )
     table = _table(
         ["day", "rows", "passed", "warned", "quarantined"],
