@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import json
 import shutil
-import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import websocket
+from servers import running
 
 CHROMIUM = "chromium"
 
@@ -140,16 +140,13 @@ def headless_chromium(profile: Path) -> Iterator[Page]:
         "--disable-component-update", "--disable-sync", "--remote-debugging-address=127.0.0.1",
         "--remote-debugging-port=0", f"--user-data-dir={profile}", "about:blank",
     ]  # fmt: skip
-    log = (profile / "chromium.log").open("wb")
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-    try:
+    log = profile / "chromium.log"
+    with running(command, log) as process:
         port_file = profile / "DevToolsActivePort"
         deadline = time.monotonic() + 60
         while not port_file.exists() or not port_file.read_text().strip():
             if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"chromium did not start: {(profile / 'chromium.log').read_text()[-2000:]}"
-                )
+                raise RuntimeError(f"chromium did not start: {log.read_text()[-2000:]}")
             time.sleep(0.1)
         port = int(port_file.read_text().splitlines()[0])
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as answer:
@@ -162,11 +159,3 @@ def headless_chromium(profile: Path) -> Iterator[Page]:
             yield page
         finally:
             ws.close()
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
-        log.close()

@@ -125,3 +125,19 @@ def _wait_for_worker(log: Path, worker: subprocess.Popen[bytes], timeout: float 
             return
         time.sleep(0.5)
     raise TimeoutError(f"the worker did not register with the master:\n{log_tail(log)}")
+
+
+@contextmanager
+def running(command: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A server process writing to ``log``; terminated (killed after 15 s) on exit."""
+    with log.open("wb") as output:
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=15)

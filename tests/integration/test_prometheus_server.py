@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import socket
-import subprocess
 import time
 import urllib.error
 import urllib.parse
@@ -27,6 +26,7 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 from prometheus_client import CollectorRegistry
+from servers import running
 
 from streaming_dq.core.outcome import BatchOutcome, CheckOutcome, WindowOutcome
 from streaming_dq.exporter import CheckLabels, GateMetrics, MetricsServer, serve_metrics
@@ -169,22 +169,6 @@ def gate_metrics() -> Iterator[tuple[GateMetrics, MetricsServer]]:
     server = serve_metrics(registry, port=0)
     yield metrics, server
     server.close()
-
-
-@contextlib.contextmanager
-def running(command: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """A server process writing to ``log``; terminated (killed after 15 s) on exit."""
-    with log.open("wb") as output:
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
-    try:
-        yield process
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
 
 
 @contextlib.contextmanager
