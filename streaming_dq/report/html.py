@@ -16,15 +16,22 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from streaming_dq.report.data import GateReport, WindowSeries
-from streaming_dq.report.svg import Bar, Point, band_chart, bar_chart, calendar, spans_chart, sparkline
+from streaming_dq.report.svg import (
+    GLYPHS,
+    Bar,
+    Point,
+    band_chart,
+    bar_chart,
+    calendar,
+    spans_chart,
+    sparkline,
+)
 
 __all__ = ["render"]
 
+#: A verdict as a glyph and a word (an open window is ``provisional`` in the tables).
 GLYPH = {
-    "passed": "\u2713 passed",
-    "failed": "\u2717 failed",
-    "provisional": "\u2026 open",
-    "skipped": "\u2013 skipped",
+    status: f"{glyph} {'open' if status == 'provisional' else status}" for status, glyph in GLYPHS.items()
 }
 
 CSS = """

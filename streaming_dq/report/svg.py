@@ -14,7 +14,10 @@ from datetime import date, datetime, timedelta
 from html import escape
 from itertools import count
 
-__all__ = ["Bar", "band_chart", "bar_chart", "calendar", "spans_chart", "sparkline"]
+__all__ = ["GLYPHS", "Bar", "band_chart", "bar_chart", "calendar", "spans_chart", "sparkline"]
+
+#: A verdict's glyph, shown beside (or instead of) its colour: the one spelling of the report's statuses.
+GLYPHS = {"passed": "\u2713", "failed": "\u2717", "provisional": "\u2026", "skipped": "\u2013"}
 
 WIDTH, HEIGHT = 720, 200
 LEFT, RIGHT, TOP, BOTTOM = 56, 12, 12, 34
@@ -257,14 +260,13 @@ def calendar(
         parts.append(
             f'<text class="tick" x="{left - 6}" y="{top + w * (cell * 0.6 + gap) + cell * 0.35:.1f}" text-anchor="end">{start:%b %d}</text>'
         )
-    glyph = {"passed": "\u2713", "failed": "\u2717", "provisional": "\u2026", "skipped": "\u2013"}
     for day, status, text, words in days:
         offset = (day - monday).days
         x, y = left + (offset % 7) * (cell + gap), top + (offset // 7) * (cell * 0.6 + gap)
         parts.append(
             f'<g data-mark="{mark}"><title>{escape(words)}</title>'
             f'<rect class="cell {escape(status)}" x="{x}" y="{y:.1f}" width="{cell}" height="{cell * 0.6:.1f}" rx="4"/>'
-            f'<text class="cell-day" x="{x + 5}" y="{y + 14:.1f}">{day.day} {glyph.get(status, "?")}</text>'
+            f'<text class="cell-day" x="{x + 5}" y="{y + 14:.1f}">{day.day} {GLYPHS.get(status, "?")}</text>'
             f'<text class="cell-value" x="{x + 5}" y="{y + 34:.1f}">{escape(text)}</text></g>'
         )
     return "".join(parts) + tail
