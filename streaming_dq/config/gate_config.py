@@ -44,6 +44,7 @@ from streaming_dq.config.fields import (
 )
 from streaming_dq.config.sections import (
     GateSection,
+    LineageSection,
     MaintenanceSection,
     MetricsSection,
     ReferenceDatasetConfig,
@@ -115,6 +116,9 @@ class GateConfig(Section):
     reference_datasets: dict[str, ReferenceDatasetConfig] = Field(default_factory=dict)
     profiles: ProfileList = Field(default_factory=list)
     metrics: MetricsSection = Field(default_factory=MetricsSection)
+    lineage: LineageSection | None = Field(
+        default=None, description="OpenLineage events per micro-batch and closed window; none without it."
+    )
     maintenance: MaintenanceSection | None = None
     spark: SparkSection = Field(default_factory=SparkSection)
     checks: list[dict[str, Any]] = Field(

@@ -103,7 +103,7 @@ def _unset_hint(name: str, loc: tuple[str | int, ...]) -> str:
     the job's environment and never be written into the file (#42: the hint suggested writing a default)."""
     from streaming_dq.tables.storage import SHOWN_KEYS
 
-    if "storage-options" in loc and str(loc[-1]).lower() not in SHOWN_KEYS:
+    if ("storage-options" in loc and str(loc[-1]).lower() not in SHOWN_KEYS) or loc[-1:] == ("api-key",):
         return f": it holds a secret, so set {name} in the job's environment (never a default in the file)"
     return f" (write ${{{name}:-default}} to give a default)"
 
@@ -163,10 +163,20 @@ def _resolve_paths(config: GateConfig, base: Path) -> GateConfig:
             ),
             "checkpoint": resolve(config.checkpoint),
             "targets": targets,
+            "lineage": _resolve_lineage(config, resolve),
             "reference_datasets": references,
             "spark": config.spark.model_copy(update={"conf": _metastore_conf(config.spark.conf, base)}),
         }
     )
+
+
+def _resolve_lineage(config: GateConfig, resolve: Any) -> Any:
+    """``lineage`` with a file transport's path made absolute (None: no lineage)."""
+    lineage = config.lineage
+    if lineage is None or lineage.transport.path is None:
+        return lineage
+    transport = lineage.transport.model_copy(update={"path": resolve(lineage.transport.path)})
+    return lineage.model_copy(update={"transport": transport})
 
 
 #: The Spark settings that place the session catalog's warehouse and its embedded (Derby) metastore.

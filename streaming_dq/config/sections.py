@@ -34,6 +34,7 @@ from streaming_dq.core.modes import (
     WriterName,
 )
 from streaming_dq.core.scope import parse_duration
+from streaming_dq.exceptions import ConfigError
 from streaming_dq.maintenance import MaintenancePolicy
 from streaming_dq.profiles.event_time import time_zone
 from streaming_dq.tables.spark import DRIVER_COMMIT_ROWS
@@ -257,6 +258,43 @@ class MetricsSection(Section):
 
     prometheus: PrometheusSection | None = None
     pushgateway: PushgatewaySection | None = None
+
+
+class LineageTransportSection(Section):
+    """``lineage.transport:``: where OpenLineage events go, with ``openlineage-python``'s own transports."""
+
+    type: Literal["file", "http", "kafka", "console"] = Field(
+        description="file: one JSON event per line appended to `path`; http: POSTed to `url` + `endpoint`; "
+        "kafka: produced to `topic`; console: logged."
+    )
+    path: NonEmpty | None = Field(default=None, description="file: the events file (relative to the config).")
+    url: NonEmpty | None = Field(default=None, description="http: the receiver, e.g. http://marquez:5000.")
+    endpoint: NonEmpty = Field(default="api/v1/lineage", description="http: the path under `url`.")
+    api_key: NonEmpty | None = Field(
+        default=None, description="http: sent as a bearer token; write it as ${ENV}, never in the file."
+    )
+    timeout: float = Field(default=5.0, gt=0, le=300, description="http: seconds per request.")
+    topic: NonEmpty | None = Field(default=None, description="kafka: the topic.")
+    config: dict[str, OptionValue] = Field(
+        default_factory=dict, description="kafka: producer settings (bootstrap.servers, ...)."
+    )
+
+    @model_validator(mode="after")
+    def _needs(self) -> LineageTransportSection:
+        needed = {"file": "path", "http": "url", "kafka": "topic"}.get(self.type)
+        if needed is not None and getattr(self, needed) is None:
+            raise ConfigError(f"the {self.type} transport needs `{needed}`", field_path=needed)
+        if self.type == "kafka" and "bootstrap.servers" not in self.config:
+            raise ConfigError("the kafka transport needs `config: {bootstrap.servers: ...}`", field_path="config")
+        return self
+
+
+class LineageSection(Section):
+    """``lineage:``: OpenLineage run events per micro-batch and per closed window (off without the section)."""
+
+    namespace: NonEmpty = Field(default="streaming-dq", description="The jobs' OpenLineage namespace.")
+    transport: LineageTransportSection
+    windows: bool = Field(default=True, description="Also an event per final window verdict.")
 
 
 class SparkSection(Section):

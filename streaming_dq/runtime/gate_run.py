@@ -71,6 +71,10 @@ class GateRun:
         self.feed = OutcomeFeed(
             [TotalsListener(self.totals), BatchCallback(on_batch) if on_batch else None], gate=self.name
         )
+        if config.lineage is not None:  # OpenLineage events, after the gate's own listeners
+            from streaming_dq.lineage import LineageListener
+
+            self.feed.add(LineageListener(config))
         self.gate: QualityGate | None = None
         self.query: StreamingQuery | None = None
         self.ended = False
