@@ -202,6 +202,9 @@ class GateReport:
     releases: list[ReleaseEntry]
     maintenance: list[MaintenanceEntry]
     config_text: str
+    #: Each observable check's metric over the stream's life, from the metrics table (``streaming-dq metrics``):
+    #: check, raw, adjusted, multiplier, profiles. Not narrowed by ``since``: the table accumulates.
+    lifetime: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property

@@ -146,6 +146,7 @@ def _gate(r: GateReport, *, many: bool) -> str:
         ("checks", "Checks", _checks(r)),
         ("windows", "Window verdicts", _windows(r)),
         ("profiles", "Active profiles", _profiles(r)),
+        ("lifetime", "Metrics over the stream's life", _lifetime(r)),
         ("quarantine", "Quarantine", _quarantine(r)),
         ("releases", "Releases and discards", _releases(r)),
         ("maintenance", "Maintenance", _maintenance(r)),
@@ -339,6 +340,20 @@ def _windows(r: GateReport) -> str:
             rows.append(row)
         out.append(_data("The verdicts", _table(head, rows, numeric=(2, 3, 5))))
     return "".join(out)
+
+
+def _lifetime(r: GateReport) -> str:
+    if not r.lifetime:
+        return "<p>No metrics table, or nothing accumulated in it yet.</p>"
+    rows = [
+        [escape(str(x["check"])), _n(x["adjusted"] if x["adjusted"] is not None else x["raw"]), _n(x["raw"]),
+         escape(", ".join(x["profiles"] or ()) or "-")]
+        for x in r.lifetime
+    ]  # fmt: skip
+    note = (
+        '<p class="muted">From the metrics table: every batch so far, whatever <code>--since</code> says.</p>'
+    )
+    return note + _table(["check", "value", "raw value", "profiles"], rows, numeric=(1, 2))
 
 
 def _profiles(r: GateReport) -> str:

@@ -84,6 +84,12 @@ def gate_report(
     quarantine = None
     if "quarantine" in paths and exists(target := config.table("quarantine")):
         quarantine = quarantine_summary(target, config.gate.name, options)
+    lifetime: list[dict[str, Any]] = []
+    if "metrics" in paths and exists(metrics := config.table("metrics")):
+        from streaming_dq.metrics.store import metrics_table
+
+        lifetime = metrics_table(metrics.uri, gate=config.gate.name, checks=list(config.check_set()),
+                                 storage_options=metrics.storage_options)  # fmt: skip
     return GateReport(
         gate=config.gate.name,
         timezone=config.gate.timezone,
@@ -97,6 +103,10 @@ def gate_report(
         quarantine=quarantine,
         releases=release_entries(log),
         maintenance=maintenance_entries(outcomes),
+        lifetime=[
+            {k: line.get(k) for k in ("check", "raw", "adjusted", "multiplier", "profiles")}
+            for line in lifetime
+        ],
         config_text=config_text,
         notes=notes,
     )

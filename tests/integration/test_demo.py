@@ -197,3 +197,24 @@ def test_the_browser_sees_a_fetch_and_the_reports_policy_refuses_it(tmp_path: Pa
         assert page.fetched == [strict.as_uri()]
         assert page.blocked == ["http://127.0.0.1:9/pixel.png"]
         assert any("Content Security Policy" in e for e in page.errors()), page.errors()
+
+
+def test_the_reports_json_twin_carries_the_metrics_tables_lifetime_values(
+    demo_run: tuple[subprocess.CompletedProcess[str], Path, int],
+) -> None:
+    from typer.testing import CliRunner
+
+    from streaming_dq.cli.main import app
+
+    _, workdir, _ = demo_run
+    done = CliRunner().invoke(app, ["report", str(workdir / "demo.yaml"), "--json", "-q"])
+    assert done.exit_code == 0, done.output
+    (gate,) = json.loads(done.stdout)["gates"]
+    rows = sum(
+        r["rows"]
+        for r in read_table(str(workdir / "tables" / "orders_results")).to_pylist()
+        if r["kind"] == "batch"
+    )
+    lifetime = {line["check"]: line["raw"] for line in gate["lifetime"]}
+    assert lifetime["batch-volume"] == rows  # a row count over the stream's life: every row the batches read
+    assert gate["totals"]["rows"] == rows

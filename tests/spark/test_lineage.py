@@ -1,7 +1,7 @@
 """OpenLineage events from real gates (#45): a job run from its config (``streaming-dq run``, a subprocess)
 POSTs an event per committed batch and per final window verdict to an HTTP receiver on 127.0.0.1, with its
 API key as a bearer token that appears in no output; a gate with the file transport appends one valid event
-per line; a receiver that is down fails no batch and is counted. Every event is validated against the
+per line, and the kafka transport one per message; a receiver that is down fails no batch and is counted. Every event is validated against the
 published OpenLineage schemas (tests/lineage_schema.py)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -113,6 +114,7 @@ def test_a_job_posts_a_valid_event_per_batch_and_per_final_window_with_its_key_h
 def lineage_config(tmp: Path, transport: dict[str, Any]) -> Any:
     from streaming_dq.config.loader import load_gate_config
 
+    tmp.mkdir(parents=True, exist_ok=True)
     path = config_for(tmp)
     spec = yaml.safe_load(path.read_text())
     spec["lineage"] = {"transport": transport}
@@ -128,9 +130,7 @@ def test_the_file_transport_appends_a_valid_event_per_line_and_a_down_receiver_f
 
     events_file = tmp_path / "lineage" / "events.jsonl"
     events_file.parent.mkdir()
-    (tmp_path / "a").mkdir()
     to_file = LineageListener(lineage_config(tmp_path / "a", {"type": "file", "path": str(events_file)}))
-    (tmp_path / "b").mkdir()
     down = LineageListener(lineage_config(tmp_path / "b", {"type": "http", "url": "http://127.0.0.1:9",
                                                             "timeout": 1}))  # fmt: skip
     gate = gate_at(tmp_path, checks=CHECKS, listeners=[to_file, down])
@@ -145,3 +145,32 @@ def test_the_file_transport_appends_a_valid_event_per_line_and_a_down_receiver_f
     # the receiver that is down: both batches committed all the same, each event counted as failed and logged
     assert read(str(tmp_path / "pass")).num_rows == 2 and down.failed == 2 and down.sent == 0
     assert sum("outcome callback failed" in r.getMessage() for r in caplog.records) == 2
+
+
+def test_the_kafka_transport_produces_a_valid_event_per_batch_to_the_topic(
+    spark: Any, tmp_path: Path, kafka_bootstrap: str
+) -> None:
+    from confluent_kafka import Consumer
+
+    from streaming_dq.lineage import LineageListener
+
+    topic = "openlineage-events"
+    listener = LineageListener(lineage_config(tmp_path / "cfg", {"type": "kafka", "topic": topic,
+                                                                  "config": {"bootstrap.servers": kafka_bootstrap}}))  # fmt: skip
+    gate = gate_at(tmp_path, checks=CHECKS, listeners=[listener])
+    gate(frame(spark, [(1, DAY0, -1), (2, DAY0, 1)]), 0)
+    gate(frame(spark, [(1, DAY0, 2), (3, DAY0, 5), (4, DAY0, 6)]), 1)
+    assert (listener.sent, listener.failed) == (2, 0)
+    consumer = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": "lineage-test",
+                         "auto.offset.reset": "earliest"})  # fmt: skip
+    consumer.subscribe([topic])
+    events: list[dict[str, Any]] = []
+    deadline = time.monotonic() + 60
+    while len(events) < 2 and time.monotonic() < deadline:
+        message = consumer.poll(1.0)
+        if message is not None and message.error() is None:
+            events.append(json.loads(message.value()))
+    consumer.close()
+    for event in events:
+        validate_event(event)
+    assert [e["run"]["facets"]["streamingDq"]["rowsIn"] for e in events] == [2, 3]
