@@ -8,7 +8,7 @@ export STREAMING_DQ_JARS ?= $(CURDIR)/.jars
 BUNDLES = delta kafka avro kafka-broker s3
 JARS    = $(foreach b,$(BUNDLES),$(STREAMING_DQ_JARS)/$(b)/manifest.json)
 
-.PHONY: browser demo demo-kafka test test-fast install jars lint typecheck imports promtool prometheus-bin bench bench-quick clean
+.PHONY: browser registry demo demo-kafka test test-fast install jars lint typecheck imports promtool prometheus-bin bench bench-quick clean
 
 PIP_EDITABLE = $(PY) -m pip install --quiet -e
 
@@ -49,6 +49,14 @@ prometheus-bin:
 	    prometheus-alertmanager >/dev/null; }
 	@-systemctl stop prometheus prometheus-alertmanager >/dev/null 2>&1 || true
 
+# Apicurio Registry (a schema registry with Confluent's API) for the schema-registry Kafka tests: the app's
+# tar.gz assembly from Maven Central, its SHA-1 checked, unpacked under .jars/ (runs on a Java 21+ beside Spark's).
+REGISTRY = $(STREAMING_DQ_JARS)/apicurio-registry/3.3.3/quarkus-run.jar
+$(REGISTRY): $(STAMP)
+	$(PY) -m streaming_dq.devtools.local_registry fetch 3.3.3
+
+registry: $(REGISTRY)
+
 # Debian's chromium: the report's browser test opens it headless over the DevTools Protocol.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { (apt-get update -qq || true) && \
@@ -83,7 +91,7 @@ promtool: prometheus-bin
 # is missing (Prometheus, Alertmanager: installed above) fails instead of skipping. Two workers, each test file on
 # one (its session's servers started once there): the integration tests wait on subprocess JVMs much of the
 # time, so two share the 2 cores better than one (measured: ~42 min serial, ~30 min with two).
-test: $(STAMP) $(JARS) $(AZURITE) prometheus-bin browser lint typecheck imports promtool
+test: $(STAMP) $(JARS) $(AZURITE) $(REGISTRY) prometheus-bin browser lint typecheck imports promtool
 	CI=1 $(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=25 tests; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 

@@ -89,6 +89,16 @@ def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def schema_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A schema registry (Apicurio, `make registry`) on 127.0.0.1: its Confluent-compatible API's URL, once
+    per test session."""
+    from streaming_dq.devtools.local_registry import local_registry
+
+    with local_registry(tmp_path_factory.mktemp("schema-registry")) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
 def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Kafka broker (KRaft, the JARs `make jars` fetched) on 127.0.0.1, once per test session."""
     from streaming_dq.devtools.local_kafka import local_broker

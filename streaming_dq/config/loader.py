@@ -98,12 +98,16 @@ def expand_env(
     return _VARIABLE.sub(substitute, data), missing
 
 
+#: Config fields that hold a secret wherever they are (a lineage API key, a registry's password or token).
+SECRET_FIELDS = frozenset({"api-key", "password", "bearer-token"})
+
+
 def _unset_hint(name: str, loc: tuple[str | int, ...]) -> str:
     """What to do about an unset variable: a default, unless the field holds a secret, which must come from
     the job's environment and never be written into the file (#42: the hint suggested writing a default)."""
     from streaming_dq.tables.storage import SHOWN_KEYS
 
-    if ("storage-options" in loc and str(loc[-1]).lower() not in SHOWN_KEYS) or loc[-1:] == ("api-key",):
+    if ("storage-options" in loc and str(loc[-1]).lower() not in SHOWN_KEYS) or str(loc[-1]) in SECRET_FIELDS:
         return f": it holds a secret, so set {name} in the job's environment (never a default in the file)"
     return f" (write ${{{name}:-default}} to give a default)"
 
@@ -154,7 +158,16 @@ def _resolve_paths(config: GateConfig, base: Path) -> GateConfig:
                     "path": resolve(config.source.path),
                     **{
                         part: payload.model_copy(
-                            update={"avro_schema_file": resolve(payload.avro_schema_file)}
+                            update={
+                                "avro_schema_file": resolve(payload.avro_schema_file),
+                                "registry": payload.registry
+                                and payload.registry.model_copy(
+                                    update={
+                                        f: resolve(getattr(payload.registry, f))
+                                        for f in ("ca_file", "cert_file", "key_file")
+                                    }
+                                ),
+                            }
                         )
                         for part, payload in (("value", config.source.value), ("key", config.source.key))
                         if payload is not None

@@ -285,7 +285,9 @@ class LineageTransportSection(Section):
         if needed is not None and getattr(self, needed) is None:
             raise ConfigError(f"the {self.type} transport needs `{needed}`", field_path=needed)
         if self.type == "kafka" and "bootstrap.servers" not in self.config:
-            raise ConfigError("the kafka transport needs `config: {bootstrap.servers: ...}`", field_path="config")
+            raise ConfigError(
+                "the kafka transport needs `config: {bootstrap.servers: ...}`", field_path="config"
+            )
         return self
 
 

@@ -9,7 +9,9 @@ decoded by ``source.value.format``:
   declare are kept in the unknown-fields column and counted by the ``unknown-fields`` check, as for files;
 * ``csv`` (a schema): ``from_csv`` in PERMISSIVE mode (too few or too many fields make the message malformed);
 * ``avro`` (``avro-schema-file``): Spark's ``from_avro`` in PERMISSIVE mode, the reader's schema from the file;
-* ``text``: the value as a UTF-8 string column ``value``.
+* ``text``: the value as a UTF-8 string column ``value``;
+* ``avro-registry``: Avro framed by a schema registry, decoded per micro-batch by
+  :class:`streaming_dq.sources.registry.RegistryAvroDecoder` (the stream gives the raw messages).
 
 A message that cannot be decoded is never dropped: its malformed column holds the raw value (the text when
 it is valid UTF-8, else ``base64:`` and its base64), the gate's ``malformed-record`` check quarantines it, and
@@ -38,7 +40,16 @@ if TYPE_CHECKING:
 
     from streaming_dq.config.source_model import PayloadSection, SourceSection
 
-__all__ = ["decode_kafka", "kafka_options", "raw_text", "read_kafka"]
+__all__ = [
+    "avro_schema_text",
+    "avro_undecoded",
+    "coordinates",
+    "decode_kafka",
+    "kafka_options",
+    "kafka_raw",
+    "raw_text",
+    "read_kafka",
+]
 
 #: Prefix of a raw value that is not valid UTF-8, shown as base64.
 BASE64_PREFIX = "base64:"
@@ -63,9 +74,13 @@ def kafka_options(source: SourceSection, *, stream: bool) -> dict[str, str]:
 
 def read_kafka(session: SparkSession, source: SourceSection, *, stream: bool) -> DataFrame:
     """The decoded Kafka source: streaming (``readStream``) or the topics' current messages once (``read``)."""
+    return decode_kafka(kafka_raw(session, source, stream=stream), source)
+
+
+def kafka_raw(session: SparkSession, source: SourceSection, *, stream: bool) -> DataFrame:
+    """Spark's Kafka reader over ``source``: the messages' bytes and coordinates, undecoded."""
     reader: Any = session.readStream if stream else session.read
-    raw = reader.format("kafka").options(**kafka_options(source, stream=stream)).load()
-    return decode_kafka(raw, source)
+    return reader.format("kafka").options(**kafka_options(source, stream=stream)).load()
 
 
 def raw_text(binary: Column) -> Column:
@@ -84,7 +99,8 @@ def unchunked_base64(binary: Column) -> Column:
     return F.regexp_replace(F.base64(binary), "\r\n", "")
 
 
-def _avro_schema(payload: PayloadSection) -> str:
+def avro_schema_text(payload: PayloadSection) -> str:
+    """The Avro schema file of a payload, as text."""
     path = Path(str(payload.avro_schema_file))
     try:
         return path.read_text(encoding="utf-8")
@@ -103,7 +119,7 @@ def _struct(ddl: str) -> StructType:
     return schema
 
 
-def _avro_undecoded(schema_json: str, binary: Column, names: list[str]) -> Column:
+def avro_undecoded(schema_json: str, binary: Column, names: list[str]) -> Column:
     """True for a message ``from_avro`` could not decode (PERMISSIVE mode gives a record of NULLs then).
 
     A record with a field that cannot be NULL is undecoded when every field is NULL; a record whose fields are
@@ -136,10 +152,11 @@ def _key_column(source: SourceSection) -> Column:
         return F.from_csv(key.cast("string"), str(payload.schema_), options)
     from pyspark.sql.avro.functions import from_avro
 
-    return from_avro(key, _avro_schema(payload), {**options, "mode": "PERMISSIVE"})
+    return from_avro(key, avro_schema_text(payload), {**options, "mode": "PERMISSIVE"})
 
 
-def _coordinates(source: SourceSection) -> list[Column]:
+def coordinates(source: SourceSection) -> list[Column]:
+    """The message's coordinates, as :data:`KAFKA_COLUMNS` names them (the key decoded by ``source.key``)."""
     columns = {
         "kafka_key": _key_column(source),
         "kafka_topic": F.col("topic"),
@@ -164,7 +181,7 @@ def decode_kafka(raw: DataFrame, source: SourceSection) -> DataFrame:
     binary = F.col("value")
     text = binary.cast("string")
     valid = binary.isNotNull() & F.is_valid_utf8(text)
-    carried = [*_coordinates(source), raw_text(binary).alias("_dq_raw_value"), valid.alias("_dq_valid")]
+    carried = [*coordinates(source), raw_text(binary).alias("_dq_raw_value"), valid.alias("_dq_valid")]
     not_decodable = F.when(~F.col("_dq_valid"), F.col("_dq_raw_value"))
 
     def unparsed(corrupt: Column) -> Column:
@@ -203,13 +220,13 @@ def decode_kafka(raw: DataFrame, source: SourceSection) -> DataFrame:
     if value.format == "avro":
         from pyspark.sql.avro.functions import from_avro
 
-        schema_json = _avro_schema(value)
+        schema_json = avro_schema_text(value)
         decoded_value = from_avro(binary, schema_json, {**options, "mode": "PERMISSIVE"})
         parsed = raw.select(decoded_value.alias("_dq_row"), *carried, binary.alias("_dq_bytes"))
         record = isinstance(parsed.schema["_dq_row"].dataType, StructType)
         names = parsed.select("_dq_row.*").columns if record else []
         bytes_ = F.col("_dq_bytes")
-        undecoded = _avro_undecoded(schema_json, bytes_, names) if record else F.col("_dq_row").isNull()
+        undecoded = avro_undecoded(schema_json, bytes_, names) if record else F.col("_dq_row").isNull()
         fields = (
             [F.col(f"_dq_row.`{n}`").alias(n) for n in names] if record else [F.col("_dq_row").alias("value")]
         )

@@ -1,0 +1,198 @@
+"""Kafka messages framed by a schema registry (#46, first part): Avro written under two evolving schemas and
+registered in a real registry (Apicurio, its Confluent-compatible API, started once per test session from
+what `make registry` fetched), framed by confluent-kafka's own serializer, decoded per micro-batch by
+:class:`~streaming_dq.sources.registry.RegistryAvroDecoder` as the reader schema; every message that cannot be
+decoded keeps its coordinates, raw bytes, schema id and reason. Rows are shaped as Spark's Kafka reader gives
+them (the broker's part is the Kafka tests')."""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from streaming_dq.config.source_model import SourceSection
+from streaming_dq.sources.registry import (
+    CORRUPT_PAYLOAD,
+    INCOMPATIBLE_SCHEMA,
+    NO_MAGIC_BYTE,
+    REGISTRY_UNREACHABLE,
+    TOMBSTONE,
+    UNKNOWN_SCHEMA_ID,
+    RegistryAvroDecoder,
+    RegistryUnavailable,
+)
+
+pytestmark = pytest.mark.spark
+
+RAW_SCHEMA = "key BINARY, value BINARY, topic STRING, partition INT, offset BIGINT, timestamp TIMESTAMP, timestampType INT"
+WHEN = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
+V1 = {"type": "record", "name": "Flight", "namespace": "air", "fields": [
+    {"name": "flight", "type": "string"}, {"name": "seats", "type": "int"}]}  # fmt: skip
+V2 = {**V1, "fields": [*V1["fields"], {"name": "delay_min", "type": ["null", "int"], "default": None}]}
+BAD = {"type": "record", "name": "Flight", "namespace": "air", "fields": [{"name": "flight", "type": "long"}]}
+
+
+def serializer(url: str, subject: str, schema: dict[str, Any]) -> Any:
+    """confluent-kafka's Avro serializer for ``schema`` under ``subject`` (it registers the schema)."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    client = SchemaRegistryClient({"url": url})
+    serialize = AvroSerializer(client, json.dumps(schema), conf={"subject.name.strategy": lambda *_: subject})
+    return lambda record: serialize(record, SerializationContext("flights", MessageField.VALUE))
+
+
+def raw(spark: Any, values: list[bytes | None]) -> Any:
+    rows = [(f"k{i}".encode(), v, "flights", 0, i, WHEN, 0) for i, v in enumerate(values)]
+    return spark.createDataFrame(rows, RAW_SCHEMA)
+
+
+def source(url: str, reader_file: Any = None, **registry: Any) -> SourceSection:
+    value: dict[str, Any] = {
+        "format": "avro-registry",
+        "registry": {"url": url, "retries": 0, "timeout": 2, **registry},
+    }
+    if reader_file is not None:
+        value["avro-schema-file"] = str(reader_file)
+    return SourceSection.model_validate(
+        {"format": "kafka", "bootstrap-servers": "127.0.0.1:1", "subscribe": "flights", "value": value}
+    )
+
+
+def test_two_writer_schemas_land_in_the_reader_columns_and_every_bad_message_says_why(
+    spark: Any, schema_registry: str
+) -> None:
+    v1, v2 = (
+        serializer(schema_registry, "flights-value", V1),
+        serializer(schema_registry, "flights-value", V2),
+    )
+    bad = serializer(schema_registry, "flights-bad-value", BAD)
+    good1, good2 = (
+        v1({"flight": "LH400", "seats": 300}),
+        v2({"flight": "AF11", "seats": 280, "delay_min": 25}),
+    )
+    assert good1[0] == 0 and good2[0] == 0 and good1[1:5] != good2[1:5]  # framed, two schema ids
+    values = [
+        good1,
+        good2,
+        b'{"flight": "BA1", "seats": 10}',  # JSON on the Avro topic
+        b"\x00" + (987654).to_bytes(4, "big") + good1[5:],  # an id the registry never gave
+        good2[:7],  # truncated
+        None,  # a tombstone
+        bad({"flight": 42}),  # a writer schema the reader cannot read (string <- long)
+    ]
+    decoder = RegistryAvroDecoder(source(schema_registry))  # read as the subject's latest version: V2
+    rows = [r.asDict() for r in decoder(raw(spark, values)).orderBy("kafka_offset").collect()]
+    assert [(r["flight"], r["seats"], r["delay_min"]) for r in rows[:2]] == [
+        ("LH400", 300, None),
+        ("AF11", 280, 25),
+    ]
+    assert [r["_corrupt_record"] for r in rows[:2]] == [None, None]
+    ids = [int.from_bytes(v[1:5], "big") for v in (good1, good2)]
+    assert [r["kafka_schema_id"] for r in rows[:2]] == ids
+    reasons = [r["kafka_decode_error"] for r in rows[2:]]
+    assert reasons[0] == NO_MAGIC_BYTE and reasons[1] == f"{UNKNOWN_SCHEMA_ID} 987654"
+    assert reasons[2] == f"{CORRUPT_PAYLOAD} (schema id {ids[1]})" and reasons[3] == TOMBSTONE
+    assert reasons[4].startswith(INCOMPATIBLE_SCHEMA)
+    for r, value in zip(rows[2:], values[2:], strict=True):  # nothing dropped: raw bytes, coordinates
+        assert r["flight"] is None and r["kafka_topic"] == "flights" and r["kafka_key"] is not None
+        expected = (
+            ""
+            if value is None
+            else value.decode()
+            if value.startswith(b"{")
+            else "base64:" + base64.b64encode(value).decode()
+        )
+        assert r["_corrupt_record"] == expected
+    assert [f.name for f in decoder.schema().fields][:3] == ["flight", "seats", "delay_min"]
+    # each schema id was fetched once: a second batch with the same ids asks the registry nothing
+    asked = decoder.client.requests
+    decoder(raw(spark, values)).count()
+    assert decoder.client.requests == asked
+
+
+def test_a_registry_that_is_down_fails_the_batch_or_quarantines_as_configured(
+    spark: Any, tmp_path: Any
+) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"  # nothing listens there once the block ends
+    framed = [b"\x00" + (1).to_bytes(4, "big") + b"\x02"]
+    reader = tmp_path / "flight.avsc"
+    reader.write_text(json.dumps(V2))  # the reader schema from a file: the registry is down
+    with pytest.raises(RegistryUnavailable, match="did not answer"):
+        RegistryAvroDecoder(source(closed, reader))(raw(spark, framed)).collect()
+    lenient = RegistryAvroDecoder(source(closed, reader, unavailable="quarantine"))
+    (row,) = lenient(raw(spark, framed)).collect()
+    assert (
+        row["kafka_decode_error"] == f"{REGISTRY_UNREACHABLE} (schema id 1)"
+        and row["_corrupt_record"] is not None
+    )
+
+
+def test_the_registry_listens_on_the_loopback_only(schema_registry: str) -> None:
+    port = int(schema_registry.split(":")[2].split("/")[0])
+    others = {a[4][0] for a in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)} - {"127.0.0.1"}
+    for address in others:
+        with socket.socket() as s:
+            s.settimeout(2)
+            assert s.connect_ex((address, port)) != 0, f"the registry answers on {address}"
+
+
+def test_a_job_reads_a_registry_framed_topic_through_the_broker_and_quarantines_what_it_cannot_decode(
+    spark: Any, schema_registry: str, kafka_bootstrap: str, tmp_path: Any
+) -> None:
+    """Flights produced under two schemas and some garbage, through the real broker: every message in exactly
+    one table, each bad one with its coordinates, schema id and reason; a rerun reads nothing twice."""
+    import yaml
+    from confluent_kafka import Producer
+
+    from streaming_dq.config.loader import load_gate_config
+    from streaming_dq.runtime.job import GateJob
+    from streaming_dq.tables import read_table
+
+    topic = "flights-job"
+    v1, v2 = (
+        serializer(schema_registry, f"{topic}-value", V1),
+        serializer(schema_registry, f"{topic}-value", V2),
+    )
+    values: list[bytes | None] = [v1({"flight": f"LH{i}", "seats": 100 + i}) for i in range(30)]
+    values += [v2({"flight": f"AF{i}", "seats": 200 + i, "delay_min": i or None}) for i in range(30)]
+    garbage = [b"not avro", b"\x00\x00\x00\x00", values[0][:6], None]
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    for i, value in enumerate(values + garbage):
+        producer.produce(topic, key=f"F{i}".encode(), value=value)
+    assert producer.flush(30) == 0
+    config = tmp_path / "flights.yaml"
+    config.write_text(yaml.safe_dump({
+        "gate": {"name": "flights", "event-time": "kafka_timestamp"},
+        "source": {"format": "kafka", "bootstrap-servers": kafka_bootstrap, "subscribe": topic,
+                   "value": {"format": "avro-registry", "registry": {"url": schema_registry}},
+                   "trigger": "available-now"},
+        "checkpoint": "state",
+        "targets": {"pass": "pass", "quarantine": "quarantine", "results": "results"},
+        "checks": [{"check": "numeric-min-check", "check-id": "seats-positive", "columns": ["seats"], "min-value": 1}],
+    }, sort_keys=False))  # fmt: skip
+    totals = GateJob(load_gate_config(config), session=spark).run(timeout=600)
+    assert not totals.failed, totals.error
+    passed = read_table(str(tmp_path / "pass")).to_pylist()
+    quarantined = read_table(str(tmp_path / "quarantine")).to_pylist()
+    assert totals.rows_in == len(values) + len(garbage) == len(passed) + len(quarantined)
+    assert sorted(r["flight"] for r in passed) == sorted(
+        [f"LH{i}" for i in range(30)] + [f"AF{i}" for i in range(30)]
+    )
+    assert sum(r["delay_min"] is not None for r in passed) == 29  # v2's field; NULL in v1's rows
+    assert len({r["kafka_schema_id"] for r in passed}) == 2
+    v1_id = int.from_bytes(values[0][1:5], "big")  # type: ignore[index]
+    expected = [NO_MAGIC_BYTE, NO_MAGIC_BYTE, f"{CORRUPT_PAYLOAD} (schema id {v1_id})", TOMBSTONE]
+    assert sorted(r["kafka_decode_error"] for r in quarantined) == sorted(expected)
+    for r in quarantined:
+        assert [e["check-id"] for e in r["_dq_errors"]] == ["malformed-record"]
+        assert r["kafka_topic"] == topic and r["kafka_offset"] is not None and r["kafka_key"].startswith("F")
+    assert GateJob(load_gate_config(config), session=spark).run(timeout=600).rows_in == 0  # nothing twice
