@@ -37,6 +37,10 @@ def transport_config(transport: LineageTransportSection) -> dict[str, Any]:
                                "timeout": transport.timeout}  # fmt: skip
         if transport.api_key is not None:
             out["auth"] = {"type": "api_key", "apiKey": transport.api_key}
+        # the client's own retry settings (merged over its defaults): attempts on refused connections, read
+        # errors and 5xx answers, backing off
+        n = transport.retries
+        out["retry"] = {"total": n, "read": n, "connect": n}
         return out
     if transport.type == "kafka":
         return {"type": "kafka", "topic": transport.topic, "config": dict(transport.config), "flush": True}

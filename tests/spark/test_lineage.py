@@ -1,5 +1,5 @@
-"""OpenLineage events from real gates (#45): a job run from its config (``streaming-dq run``, a subprocess)
-POSTs an event per committed batch and per final window verdict to an HTTP receiver on 127.0.0.1, with its
+"""OpenLineage events from real gates (#45): a job run from its config (``GateJob``, what ``streaming-dq run``
+runs, on the tests' session) POSTs an event per committed batch and per final window verdict to an HTTP receiver on 127.0.0.1, with its
 API key as a bearer token that appears in no output; a gate with the file transport appends one valid event
 per line, and the kafka transport one per message; a receiver that is down fails no batch and is counted. Every event is validated against the
 published OpenLineage schemas (tests/lineage_schema.py)."""
@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from jobs_support import CLI, in_order, make_orders_job
+from jobs_support import in_order, make_orders_job
 from lineage_schema import validate_event
 from test_quarantine_show import CHECKS, config_for
 from test_stream_duplicates import DAY0, frame, gate_at
@@ -64,8 +61,16 @@ def receiver() -> Iterator[Receiver]:
 
 
 def test_a_job_posts_a_valid_event_per_batch_and_per_final_window_with_its_key_hidden(
-    tmp_path: Path, receiver: Receiver
+    spark: Any,
+    tmp_path: Path,
+    receiver: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    from streaming_dq.config.loader import load_gate_config
+    from streaming_dq.runtime.job import GateJob
+
     config, summary = make_orders_job(tmp_path, batches=3, rows=30)
     in_order(summary["files"])
     spec = yaml.safe_load(config.read_text())
@@ -73,12 +78,12 @@ def test_a_job_posts_a_valid_event_per_batch_and_per_final_window_with_its_key_h
     spec["lineage"] = {"namespace": "shop", "transport": {"type": "http", "url": f"http://127.0.0.1:{port}",
                                                           "api-key": "${OL_KEY}"}}  # fmt: skip
     config.write_text(yaml.safe_dump(spec, sort_keys=False))
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "OL_KEY": SECRET}
-    done = subprocess.run([str(CLI), "run", str(config), "--available-now", "--fail-on", "never"],
-                          capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    assert SECRET not in done.stdout + done.stderr
-
+    monkeypatch.setenv("OL_KEY", SECRET)
+    with caplog.at_level(logging.DEBUG):
+        totals = GateJob(load_gate_config(config), session=spark).run(timeout=600)  # the job `run` runs
+    assert not totals.failed, totals.error
+    out = capfd.readouterr()
+    assert SECRET not in out.out + out.err + caplog.text
     events = [body for _, _, body in receiver.received]
     assert {path for path, _, _ in receiver.received} == {"/api/v1/lineage"}
     assert {headers["Authorization"] for _, headers, _ in receiver.received} == {f"Bearer {SECRET}"}
@@ -132,7 +137,7 @@ def test_the_file_transport_appends_a_valid_event_per_line_and_a_down_receiver_f
     events_file.parent.mkdir()
     to_file = LineageListener(lineage_config(tmp_path / "a", {"type": "file", "path": str(events_file)}))
     down = LineageListener(lineage_config(tmp_path / "b", {"type": "http", "url": "http://127.0.0.1:9",
-                                                            "timeout": 1}))  # fmt: skip
+                                                            "timeout": 1, "retries": 1}))  # fmt: skip
     gate = gate_at(tmp_path, checks=CHECKS, listeners=[to_file, down])
     with caplog.at_level(logging.ERROR, logger="streaming_dq.gate"):
         gate(frame(spark, [(1, DAY0, -1), (2, DAY0, 1)]), 0)
