@@ -274,7 +274,9 @@ class LineageTransportSection(Section):
         default=None, description="http: sent as a bearer token; write it as ${ENV}, never in the file."
     )
     timeout: float = Field(default=5.0, gt=0, le=300, description="http: seconds per request.")
-    retries: int = Field(default=5, ge=0, le=20, description="http: retries of a failed request (backing off).")
+    retries: int = Field(
+        default=5, ge=0, le=20, description="http: retries of a failed request (backing off)."
+    )
     topic: NonEmpty | None = Field(default=None, description="kafka: the topic.")
     config: dict[str, OptionValue] = Field(
         default_factory=dict, description="kafka: producer settings (bootstrap.servers, ...)."
