@@ -85,17 +85,8 @@ class Holder:
 
     @classmethod
     def of_this_process(cls, ttl: float) -> Holder:
-        now = _now()
-        return cls(
-            socket.gethostname(),
-            os.getpid(),
-            now,
-            now,
-            uuid.uuid4().hex,
-            _boot_id(),
-            _started(os.getpid()),
-            ttl,
-        )
+        now, pid = _now(), os.getpid()
+        return cls(socket.gethostname(), pid, now, now, uuid.uuid4().hex, _boot_id(), _started(pid), ttl)
 
     def describe(self) -> str:
         return f"host {self.host}, pid {self.pid}, since {self.since}"
@@ -199,13 +190,16 @@ class CheckpointLease:
         logger.error("%s", LeaseLostError(self.checkpoint, by))
 
     def release(self) -> None:
-        """Give the lease back (once every holding of this process released it)."""
+        """Give the lease back once every holding of this process released it; given back before the book
+        forgets it, so a take in this process that follows at once never finds it half given back."""
         with _HELD_LOCK:
             self.holds -= 1
             if self.holds > 0:
                 return
-            _HELD.pop(self.key, None)
-        self._give_back()
+            try:
+                self._give_back()
+            finally:
+                _HELD.pop(self.key, None)
 
     def _give_back(self) -> None:
         raise NotImplementedError

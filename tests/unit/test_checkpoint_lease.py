@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -121,6 +122,38 @@ def test_a_released_lease_is_free_for_the_next_job(checkpoint: tuple[str, dict[s
     again.release()
     with holder_process(location, options) as other:  # another process takes it now
         assert other.poll() is None
+
+
+def test_a_take_while_this_process_gives_the_lease_back_waits_for_it_instead_of_being_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher thread releases a finished query's lease while a new gate of this process takes it (a
+    restart on the same checkpoint, as the tests and the fleet do): the take must find the lease free, not
+    half given back (forgotten by this process but its lock still held)."""
+    location = str(tmp_path / "chk")
+    first = hold_checkpoint(location)
+    giving_back = threading.Event()
+    real = type(first)._give_back
+
+    def slow_give_back(self: object) -> None:
+        giving_back.set()
+        time.sleep(0.5)  # the window a take fell into: the book updated, the lock not yet let go
+        real(self)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(type(first), "_give_back", slow_give_back)
+    releasing = threading.Thread(target=first.release)
+    releasing.start()
+    assert giving_back.wait(10)
+    second = hold_checkpoint(location)  # refused with CheckpointInUseError when the book forgot it first
+    releasing.join()
+    try:
+        assert second is not first
+        holder = read_holder(location)
+        assert holder is not None and holder.pid == os.getpid() and not holder.released
+    finally:
+        monkeypatch.undo()
+        second.release()
+    assert not other_process_refused(location)
 
 
 def _put_lease(s3: object, key: str, holder: Holder) -> None:
