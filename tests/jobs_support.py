@@ -12,6 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 ORDERS_JOB = REPO / "jobs" / "orders"
@@ -101,7 +102,37 @@ def background_run(
 def interrupt(run: subprocess.Popen[bytes], log: Path) -> None:
     """Ctrl-C the job: it ends cleanly between batches, exit code 130."""
     run.send_signal(signal.SIGINT)
-    assert run.wait(timeout=120) == 130, log.read_text()
+    assert wait_or_dump(run, 120) == 130, log.read_text()
+
+
+def wait_or_dump(job: subprocess.Popen[Any], timeout: float) -> int:
+    """The job's exit code; a job still running after ``timeout`` seconds is asked for its threads' stacks
+    (``streaming-dq`` prints them on SIGUSR1, to its stderr), then killed, and the test fails saying so."""
+    try:
+        return job.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        job.send_signal(signal.SIGUSR1)
+        time.sleep(2)
+        job.kill()
+        job.wait()
+        raise AssertionError(
+            f"the job did not exit within {timeout:g} s: its threads' stacks are in its stderr"
+        ) from None
+
+
+def communicate_or_dump(job: subprocess.Popen[str], timeout: float) -> tuple[str, str]:
+    """:meth:`~subprocess.Popen.communicate` for a job started with pipes; one still running after ``timeout``
+    seconds fails the test with its threads' stacks (SIGUSR1, see :func:`wait_or_dump`) and its stderr's tail."""
+    try:
+        return job.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        job.send_signal(signal.SIGUSR1)
+        time.sleep(2)
+        job.kill()
+        _out, err = job.communicate()
+        raise AssertionError(
+            f"the job did not exit within {timeout:g} s; its stderr ends:\n{err[-8000:]}"
+        ) from None
 
 
 def txn_counts(table: Path) -> Counter[tuple[str, int]]:

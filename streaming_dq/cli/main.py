@@ -7,6 +7,8 @@ config or path error, 130 stopped by Ctrl-C (143 by SIGTERM). Heavy imports (pys
 
 from __future__ import annotations
 
+import faulthandler
+import signal
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -423,7 +425,10 @@ def demo(
 
 
 def main() -> Any:
-    """Entry point of the ``streaming-dq`` console script."""
+    """Entry point of the ``streaming-dq`` console script. ``kill -USR1 <pid>`` prints the stack of every
+    Python thread to stderr and the job goes on (where is a job that does not stop waiting?)."""
+    if hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
     return app()
 
 

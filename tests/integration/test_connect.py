@@ -74,7 +74,7 @@ def test_a_yaml_job_under_connect_reports_each_batch_and_exports_its_counts(conn
     maintenance series: a run between batches is carried by the next batch's results rows."""
     import os
 
-    from jobs_support import CLI, make_orders_job
+    from jobs_support import CLI, communicate_or_dump, make_orders_job
     from servers import free_port
 
     config, summary = make_orders_job(tmp_path, batches=3, rows=40)
@@ -109,7 +109,7 @@ def test_a_yaml_job_under_connect_reports_each_batch_and_exports_its_counts(conn
         body = scrape_while_running(job, port, counted, 150)
     finally:
         job.terminate()
-        out, err = job.communicate(timeout=120)
+        out, err = communicate_or_dump(job, 120)
     scraped, files = rows(body), table_files(body)
     assert scraped.get("passed", 0) + scraped.get("quarantined", 0) == summary["records"] == 76, (
         scraped,
@@ -141,7 +141,7 @@ def test_a_batch_scoped_anomaly_check_s_series_reach_prometheus_under_connect(co
     read by the job's loop (no client-side listener: removing one hung the job's exit now and then, see
     ``GateRun._follow_progress``), and a SIGTERM ends the job."""
 
-    from jobs_support import CLI, make_orders_job
+    from jobs_support import CLI, communicate_or_dump, make_orders_job
     from servers import free_port
 
     config, summary = make_orders_job(tmp_path, batches=3, rows=40)
@@ -193,7 +193,7 @@ def test_a_batch_scoped_anomaly_check_s_series_reach_prometheus_under_connect(co
         )
     finally:
         job.terminate()
-        _out, err = job.communicate(timeout=120)
+        _out, err = communicate_or_dump(job, 120)
     rows, series = rows_counted(body), anomaly_series(body)
     assert job.returncode == 128 + signal.SIGTERM, err[-3000:]  # stopped by the signal, cleanly
     assert rows >= summary["records"], (rows, err[-3000:])

@@ -707,3 +707,32 @@ def test_each_gate_of_a_fleet_gets_a_declared_fair_scheduler_pool(tmp_path: Path
         ("orders", "1", "FAIR"), ('b"&<', "1", "FAIR"),
     ]  # fmt: skip
     assert "spark.scheduler.allocation.file" not in GateFleet([first])._spark_section().conf  # one gate
+
+
+def test_sigusr1_prints_every_thread_s_stack_and_the_job_goes_on() -> None:
+    """Where is a job that does not stop waiting? ``kill -USR1`` answers without ending it."""
+    import signal
+    import time
+
+    body = (
+        "import time\nimport streaming_dq.cli.main as m\n"
+        "m.app = lambda: (print('ready', flush=True), time.sleep(60))\nm.main()\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", body],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"  # inside main()
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(1)
+        assert proc.poll() is None  # still running
+        proc.terminate()
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "Current thread" in err and "<lambda>" in err, err
