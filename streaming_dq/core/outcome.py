@@ -114,6 +114,31 @@ class KeysState:
     late: Mapping[str, int] = field(default_factory=dict)
 
 
+#: What a registry-framed source made of a schema id's messages: ``readable`` (the writer schema was found
+#: and resolves to the reader schema; a corrupt payload among them is still quarantined, as a malformed row),
+#: or why none of them could be read.
+SchemaVerdict = Literal[
+    "readable", "unknown", "incompatible", "not-avro", "unreachable", "unframed", "tombstone"
+]
+
+
+@dataclass(frozen=True)
+class SchemaMessages:
+    """A batch's messages of one topic framed with one schema id (``value.format: avro-registry``).
+
+    Attributes:
+        topic: The Kafka topic.
+        schema_id: The id the frame named (None: no frame, or no value).
+        verdict: What became of them (:data:`SchemaVerdict`).
+        messages: How many.
+    """
+
+    topic: str
+    schema_id: int | None
+    verdict: SchemaVerdict
+    messages: int
+
+
 @dataclass(frozen=True)
 class BatchOutcome:
     """Everything the gate did with one micro-batch.
@@ -121,7 +146,7 @@ class BatchOutcome:
     ``status == "skipped_replay"`` means every target had already committed this batch id for this app id:
     nothing was written and nothing must be counted again. ``maintenance`` is the maintenance run the gate
     made after the batch's commits, when one was due; ``keys`` the keys table after them (checks across
-    batches only).
+    batches only); ``schemas`` the messages per schema id of a registry-framed source.
     """
 
     gate: str
@@ -143,6 +168,7 @@ class BatchOutcome:
     windows: tuple[WindowOutcome, ...] = field(default_factory=tuple)
     maintenance: MaintenanceReport | None = None
     keys: KeysState | None = None
+    schemas: tuple[SchemaMessages, ...] = ()
 
 
 @dataclass(frozen=True)

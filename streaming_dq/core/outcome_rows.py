@@ -11,6 +11,7 @@ do not keep: a maintenance report's table paths and compaction details, and a wi
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from streaming_dq.core.outcome import (
     BatchOutcome,
     CheckOutcome,
     MaintenanceReport,
+    SchemaMessages,
     TableReport,
     WindowOutcome,
 )
@@ -147,6 +149,7 @@ def encode_outcome(
             "rows_late": outcome.rows_late,
             "rows_null_event_time": outcome.rows_null_event_time,
             "duration_seconds": outcome.duration_seconds,
+            "reason": encode_schemas(outcome.schemas),
         }
     ]
     rows += [
@@ -328,9 +331,25 @@ def decode_outcomes(rows: Iterable[Mapping[str, Any]]) -> list[BatchOutcome]:
                 checks=tuple(_check(r) for r in group if r["kind"] in ("row", "aggregate")),
                 windows=tuple(_window(r) for r in group if r["kind"] == "window"),
                 maintenance=_maintenance([r for r in group if r["kind"] == MAINTENANCE_KIND]),
+                schemas=decode_schemas(summary.get("reason")),
             )
         )
     return outcomes
+
+
+def encode_schemas(schemas: Sequence[SchemaMessages]) -> str | None:
+    """A batch row's ``reason``: the messages per schema id of a registry-framed source, as JSON (None: the
+    source is not framed)."""
+    if not schemas:
+        return None
+    return json.dumps({"schemas": [[s.topic, s.schema_id, s.verdict, s.messages] for s in schemas]})
+
+
+def decode_schemas(reason: str | None) -> tuple[SchemaMessages, ...]:
+    """What :func:`encode_schemas` wrote (a batch row without it: none)."""
+    if not reason:
+        return ()
+    return tuple(SchemaMessages(t, i, v, int(n)) for t, i, v, n in json.loads(reason)["schemas"])
 
 
 def _decoded_verdict(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -67,6 +67,7 @@ class GateInstruments:
     state_rows: Gauge
     state_memory: Gauge
     kafka_lag: Gauge
+    source_messages: Counter
     table_files: Gauge
     keys: Gauge
     keys_oldest: Gauge
@@ -208,6 +209,13 @@ def build_instruments() -> GateInstruments:
         keys_oldest=_gauge(
             "streaming_dq_keys_oldest_event_time_seconds",
             "Unix time of the oldest event date the keys table still holds.",
+        ),
+        source_messages=_counter(
+            "streaming_dq_source_messages_total",
+            "Messages of a registry-framed Kafka source per topic and schema id, and what became of them.",
+            "topic",
+            "schema_id",
+            "verdict",
         ),
         keys_late_rows=_counter(
             "streaming_dq_keys_late_rows_total",

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from prometheus_client import CollectorRegistry
 
 from streaming_dq.core.listeners import OutcomeListener
-from streaming_dq.core.outcome import BatchOutcome, CheckKind, CheckOutcome, WindowOutcome
+from streaming_dq.core.outcome import BatchOutcome, CheckKind, CheckOutcome, SchemaMessages, WindowOutcome
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.exporter.collector import InstrumentCollector, build_instruments
 
@@ -32,6 +32,8 @@ BATCH_RESULTS = ("committed", "skipped_replay", "failed")
 SEVERITIES = ("critical", "warning")
 WINDOW_STATUSES = ("passed", "failed", "skipped")
 VALUE_KINDS = ("raw", "adjusted")
+#: Schema ids a gate labels ``streaming_dq_source_messages_total`` with; later new ids count as ``other``.
+MAX_SCHEMA_ID_LABELS = 100
 
 
 class CheckLabels(NamedTuple):
@@ -116,6 +118,7 @@ class GateMetrics(OutcomeListener):
             raise ConfigError(f"two gates named {gate!r} on one metrics registry")
         else:
             self._i = alongside._i
+        self._schema_labels: set[str] = set()
         self._create_gate_series()
         for check in checks:
             self._create_check_series(CheckLabels(*check))
@@ -147,6 +150,20 @@ class GateMetrics(OutcomeListener):
             self.record_maintenance(outcome.maintenance)
         if outcome.keys is not None:
             self._record_keys(outcome.keys)
+        for messages in outcome.schemas:
+            self._record_schema(messages)
+
+    def _record_schema(self, m: SchemaMessages) -> None:
+        """Messages per schema id. The ids a gate labels are bounded (:data:`MAX_SCHEMA_ID_LABELS`): garbage
+        that happens to start with the magic byte names random ids, and each would be a series for good."""
+        if m.schema_id is None:
+            label = "none"
+        elif str(m.schema_id) in self._schema_labels or len(self._schema_labels) < MAX_SCHEMA_ID_LABELS:
+            label = str(m.schema_id)
+            self._schema_labels.add(label)
+        else:
+            label = "other"
+        self._i.source_messages.labels(self.gate, m.topic, label, m.verdict).inc(m.messages)
 
     def _record_keys(self, state: KeysState) -> None:
         i, gate = self._i, self.gate

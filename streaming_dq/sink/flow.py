@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame
 
 from streaming_dq.core.modes import DriftAction
-from streaming_dq.core.outcome import BatchOutcome, MaintenanceReport
+from streaming_dq.core.outcome import BatchOutcome, MaintenanceReport, SchemaMessages
 from streaming_dq.engine.plan import ValidationPlan
 from streaming_dq.engine.plan_cache import PlanCache
 from streaming_dq.exceptions import ConfigError, GateFailedError, TargetWriteError
@@ -188,6 +188,8 @@ class BatchFlow:
         )
 
 
-def batch_context(name: str, batch_id: int, app_id: str) -> BatchContext:
-    """The identity and clock of a batch starting now."""
-    return BatchContext(name, batch_id, app_id, datetime.now(UTC))
+def batch_context(
+    name: str, batch_id: int, app_id: str, schemas: tuple[SchemaMessages, ...] = ()
+) -> BatchContext:
+    """The identity and clock of a batch starting now (``schemas``: what its source's decoder counted)."""
+    return BatchContext(name, batch_id, app_id, datetime.now(UTC), schemas)

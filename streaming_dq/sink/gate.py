@@ -44,7 +44,7 @@ from streaming_dq.sink.commit import BatchCommitter
 from streaming_dq.sink.flow import BatchFlow, batch_context
 from streaming_dq.sink.lease import CheckpointLease
 from streaming_dq.sink.options import GateKeywords, GateOptions, with_catalog_tables
-from streaming_dq.sink.ports import SourceDecoder
+from streaming_dq.sink.ports import MessageCounter, SourceDecoder
 from streaming_dq.sink.query import hold_for_query, start_query
 from streaming_dq.sink.references import ReferenceResolver, ReferenceSpec, reference_specs
 from streaming_dq.sink.routers.base import Router
@@ -441,7 +441,8 @@ class QualityGate:
         writer, router = self.writer_for(spark), self.router_for(spark)
         if not self._backend.tables_ready:
             self.ensure_tables(df.schema, spark, batch_id)
-        ctx = batch_context(self.name, batch_id, self.app_id(spark))
+        counted = self.source_decoder.counted() if isinstance(self.source_decoder, MessageCounter) else ()
+        ctx = batch_context(self.name, batch_id, self.app_id(spark), counted)
         return self._flow.process(df, ctx, writer, router, started)
 
     def __repr__(self) -> str:

@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any, cast
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from streaming_dq.core.outcome import BatchOutcome, BatchStatus, CheckOutcome, CheckStatus, WindowOutcome
+from streaming_dq.core.outcome import (
+    BatchOutcome,
+    BatchStatus,
+    CheckOutcome,
+    CheckStatus,
+    SchemaMessages,
+    WindowOutcome,
+)
 from streaming_dq.core.outcome_rows import encode_outcome, results_table, window_row
 from streaming_dq.core.results import AggregateCheckResult
 from streaming_dq.engine.decision import BatchDecision, RowCheckOutcome
@@ -43,12 +50,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class BatchContext:
-    """Identity of the batch being processed: gate, batch id, idempotency app id and validation time."""
+    """Identity of the batch being processed: gate, batch id, idempotency app id and validation time; and
+    what its source's decoder counted (messages per schema id of a registry-framed source)."""
 
     gate: str
     batch_id: int
     app_id: str
     validation_ts: datetime
+    schemas: tuple[SchemaMessages, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -151,6 +160,7 @@ class RoutedBatch:
             checks=self.checks,
             windows=update.outcomes if update is not None else (),
             rows_late=update.late_rows if update is not None else 0,
+            schemas=ctx.schemas,
         )
 
 

@@ -42,6 +42,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from streaming_dq.config.source_model import KAFKA_COLUMNS
+from streaming_dq.core.outcome import SchemaMessages, SchemaVerdict
 from streaming_dq.exceptions import ConfigError, StreamingDQError
 
 if TYPE_CHECKING:
@@ -199,6 +200,20 @@ def _frame(value: Column) -> tuple[Column, Column, Column]:
     return framed, schema_id, payload
 
 
+def _verdict_word(schema_id: int | None, tombstone: bool, verdicts: dict[int, str | None]) -> SchemaVerdict:
+    """A schema id's verdict as the one word of :data:`~streaming_dq.core.outcome.SchemaVerdict`."""
+    if schema_id is None:
+        return "tombstone" if tombstone else "unframed"
+    why = verdicts[schema_id]
+    if why is None:
+        return "readable"
+    if why.startswith(UNKNOWN_SCHEMA_ID):
+        return "unknown"
+    if why.startswith(REGISTRY_UNREACHABLE):
+        return "unreachable"
+    return "incompatible" if why.startswith(INCOMPATIBLE_SCHEMA) else "not-avro"
+
+
 #: The columns of Spark's Kafka reader, as an empty batch has them (to derive the rows' schema).
 KAFKA_READER_SCHEMA = "key BINARY, value BINARY, topic STRING, partition INT, offset BIGINT, timestamp TIMESTAMP, timestampType INT"
 
@@ -218,6 +233,11 @@ class RegistryAvroDecoder:
         #: schema id -> why its messages cannot be read (None: they can), and its writer schema
         self._verdicts: dict[int, str | None] = {}
         self._writers: dict[int, str] = {}
+        self._counted: tuple[SchemaMessages, ...] = ()
+
+    def counted(self) -> tuple[SchemaMessages, ...]:
+        """The messages of the batch decoded last, per topic and schema id, with what became of them."""
+        return self._counted
 
     def reader_schema(self) -> str:
         """The schema rows are read as: ``avro-schema-file``, else the registry's subject version."""
@@ -299,9 +319,17 @@ class RegistryAvroDecoder:
             framed.alias("_dq_framed"),
             schema_id.alias(SCHEMA_ID_COLUMN),
             payload.alias("_dq_payload"),
+            F.col("topic").alias("_dq_topic"),
+            value.isNull().alias("_dq_tombstone"),
         )
-        ids = sorted(r[0] for r in split.where("_dq_framed").select(SCHEMA_ID_COLUMN).distinct().collect())
+        groups = split.groupBy("_dq_topic", SCHEMA_ID_COLUMN, "_dq_tombstone").count().collect()
+        ids = sorted({g[SCHEMA_ID_COLUMN] for g in groups if g[SCHEMA_ID_COLUMN] is not None})
         verdicts = self._judge(ids)
+        counted = [
+            SchemaMessages(topic, i, _verdict_word(i, tombstone, verdicts), int(n))
+            for topic, i, tombstone, n in groups
+        ]
+        self._counted = tuple(sorted(counted, key=lambda c: (c.topic, c.schema_id is None, c.schema_id or 0)))
         reader = self.reader_schema()
         options = {
             **{k: str(v) for k, v in self.payload.options.items()},

@@ -10,12 +10,15 @@ from __future__ import annotations
 import base64
 import json
 import socket
+from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from streaming_dq.config.source_model import SourceSection
+from streaming_dq.core.outcome import SchemaMessages
+from streaming_dq.core.outcome_rows import decode_outcomes
 from streaming_dq.sources.registry import (
     CORRUPT_PAYLOAD,
     INCOMPATIBLE_SCHEMA,
@@ -110,6 +113,15 @@ def test_two_writer_schemas_land_in_the_reader_columns_and_every_bad_message_say
             else "base64:" + base64.b64encode(value).decode()
         )
         assert r["_corrupt_record"] == expected
+    bad_id = int.from_bytes(values[6][1:5], "big")  # type: ignore[index]
+    assert set(decoder.counted()) == {  # the batch's messages per schema id, from the same small job
+        SchemaMessages("flights", ids[0], "readable", 1),
+        SchemaMessages("flights", ids[1], "readable", 2),  # the truncated one is corrupt, its id readable
+        SchemaMessages("flights", bad_id, "incompatible", 1),
+        SchemaMessages("flights", 987654, "unknown", 1),
+        SchemaMessages("flights", None, "unframed", 1),
+        SchemaMessages("flights", None, "tombstone", 1),
+    }
     assert [f.name for f in decoder.schema().fields][:3] == ["flight", "seats", "delay_min"]
     # each schema id was fetched once: a second batch with the same ids asks the registry nothing
     asked = decoder.client.requests
@@ -195,4 +207,14 @@ def test_a_job_reads_a_registry_framed_topic_through_the_broker_and_quarantines_
     for r in quarantined:
         assert [e["check-id"] for e in r["_dq_errors"]] == ["malformed-record"]
         assert r["kafka_topic"] == topic and r["kafka_offset"] is not None and r["kafka_key"].startswith("F")
+    # the messages per schema id reach the results table's batch rows (what the exporter counts, locally and
+    # under Spark Connect)
+    v2_id = int.from_bytes(values[30][1:5], "big")  # type: ignore[index]
+    counted: Counter[tuple[int | None, str]] = Counter()
+    for outcome in decode_outcomes(read_table(str(tmp_path / "results")).to_pylist()):
+        for m in outcome.schemas:
+            assert m.topic == topic
+            counted[(m.schema_id, m.verdict)] += m.messages
+    assert counted == {(v1_id, "readable"): 31, (v2_id, "readable"): 30, (None, "unframed"): 2,
+                       (None, "tombstone"): 1}  # fmt: skip
     assert GateJob(load_gate_config(config), session=spark).run(timeout=600).rows_in == 0  # nothing twice

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from prometheus_client import CollectorRegistry
 
-from streaming_dq.core.outcome import BatchOutcome, CheckOutcome, KeysState, WindowOutcome
+from streaming_dq.core.outcome import BatchOutcome, CheckOutcome, KeysState, SchemaMessages, WindowOutcome
 from streaming_dq.exporter import CheckLabels, GateMetrics
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,6 +36,7 @@ REQUIRED_ALERTS = {
     "StreamingDQKafkaLagHigh",
     "StreamingDQAnomalyDetected",
     "StreamingDQKeysNotForgotten",
+    "StreamingDQUnknownSchemaId",
 }
 PROMQL_KEYWORDS = {
     "by",
@@ -98,6 +99,7 @@ def exposed_registry() -> CollectorRegistry:
                 ),
             ),
             keys=KeysState(12, moment.date(), timedelta(days=7), {"o": 2}),
+            schemas=(SchemaMessages("orders", 3, "unknown", 2),),
         )
     )
     metrics.record_progress(
@@ -258,6 +260,7 @@ def test_dashboard_is_an_importable_grafana_dashboard() -> None:
         ("batch duration", r"histogram_quantile\(0\.95, .*streaming_dq_batch_duration_seconds_bucket"),
         ("lag", r"streaming_dq_event_time_lag_seconds"),
         ("active profiles", r"streaming_dq_profile_active"),
+        ("messages per schema id", r"by \(topic, schema_id, verdict\).*streaming_dq_source_messages_total"),
     ],
 )
 def test_dashboard_covers(topic: str, pattern: str) -> None:

@@ -478,3 +478,34 @@ def test_released_and_discarded_rows_are_counted_by_gate_and_check() -> None:
     assert (
         value("streaming_dq_discarded_check_rows_total", {"gate": "orders", "check": "amount-positive"}) == 2
     )
+
+
+def test_messages_per_schema_id_are_counted_and_the_ids_a_gate_labels_are_bounded(
+    registry: CollectorRegistry, metrics: GateMetrics
+) -> None:
+    from streaming_dq.core.outcome import SchemaMessages
+    from streaming_dq.exporter.metrics import MAX_SCHEMA_ID_LABELS
+
+    name = "streaming_dq_source_messages_total"
+    first = (
+        SchemaMessages("flights", 7, "readable", 40),
+        SchemaMessages("flights", 99, "unknown", 2),
+        SchemaMessages("flights", None, "unframed", 1),
+    )
+    metrics.record_batch(committed(0, schemas=first))
+    metrics.record_batch(committed(0, status="skipped_replay", schemas=first))  # a replay counts nothing
+    metrics.record_batch(committed(1, schemas=(SchemaMessages("flights", 7, "readable", 5),)))
+    assert value(registry, name, topic="flights", schema_id="7", verdict="readable") == 45
+    assert value(registry, name, topic="flights", schema_id="99", verdict="unknown") == 2
+    assert value(registry, name, topic="flights", schema_id="none", verdict="unframed") == 1
+    # garbage naming random ids: past the bound, new ids are "other"; the ids already labelled stay
+    garbage = tuple(
+        SchemaMessages("flights", 1000 + i, "unknown", 1) for i in range(2 * MAX_SCHEMA_ID_LABELS)
+    )
+    metrics.record_batch(committed(2, schemas=(*garbage, SchemaMessages("flights", 7, "readable", 1))))
+    ids = {labels["schema_id"] for family in registry.collect() for s in family.samples
+           if s.name == name for labels in [s.labels]}  # fmt: skip
+    assert len(ids - {"none", "other"}) == MAX_SCHEMA_ID_LABELS
+    assert value(registry, name, topic="flights", schema_id="7", verdict="readable") == 46
+    other = value(registry, name, topic="flights", schema_id="other", verdict="unknown")
+    assert other == 2 * MAX_SCHEMA_ID_LABELS - (MAX_SCHEMA_ID_LABELS - 2)  # all but the 98 ids still free

@@ -13,6 +13,7 @@ from streaming_dq.core.outcome import (
     BatchOutcome,
     CheckOutcome,
     MaintenanceReport,
+    SchemaMessages,
     TableReport,
     WindowOutcome,
 )
@@ -83,9 +84,15 @@ def _outcomes(draw: st.DrawFn) -> tuple[BatchOutcome, datetime]:
         min_event_time=low, max_event_time=None if low is None else low + timedelta(hours=1),
         active_profiles=tuple(draw(st.lists(_names, max_size=2))),
         checks=tuple(draw(st.lists(_checks(), max_size=4))), windows=tuple(draw(st.lists(_windows(), max_size=3))),
-        maintenance=draw(_maintenance()),
+        maintenance=draw(_maintenance()), schemas=tuple(draw(st.lists(_schemas(), max_size=4))),
     )  # fmt: skip
     return outcome, validated
+
+
+@st.composite
+def _schemas(draw: st.DrawFn) -> SchemaMessages:
+    verdict = draw(st.sampled_from(["readable", "unknown", "incompatible", "not-avro", "unreachable"]))
+    return SchemaMessages(draw(_names), draw(st.integers(0, 2**31 - 1)), verdict, draw(st.integers(0, 10**6)))
 
 
 @settings(max_examples=200, deadline=None)
