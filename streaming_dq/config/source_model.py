@@ -99,6 +99,12 @@ class PayloadSection(Section):
         default_factory=dict, description="Options of from_json / from_csv / from_avro."
     )
 
+    @property
+    def is_avro(self) -> bool:
+        """Whether the payload is Avro (plain, or framed by a registry): decoded by Spark's ``from_avro``, so
+        the session needs spark-avro, and its columns are known only when the stream starts."""
+        return self.format in ("avro", *REGISTRY_FORMATS)
+
     @model_validator(mode="after")
     def _decodable(self) -> PayloadSection:
         if self.format in ("json", "csv") and self.schema_ is None:
@@ -230,7 +236,7 @@ class SourceSection(Section):
         """
         if self.format == "kafka":
             assert self.value is not None
-            if self.value.format in ("avro", *REGISTRY_FORMATS):
+            if self.value.is_avro:
                 return None
             fields = dict(ddl_columns(self.value.schema_)) if self.value.schema_ else {"value": "string"}
             key = {"kafka_key": "struct"} if self.key is not None and self.key.format != "text" else {}

@@ -6,7 +6,7 @@ Confluent-compatible API (``/apis/ccompat/v7``) confluent-kafka's serializers an
 unpacks it under ``$STREAMING_DQ_JARS/apicurio-registry/<version>`` (``make registry`` runs it). The registry
 needs Java 21 or newer; Spark keeps its own JVM: :func:`registry_java` finds a newer JDK beside it
 (``$STREAMING_DQ_REGISTRY_JAVA``, else the newest ``/usr/lib/jvm/*/bin/java`` or ``java`` on the PATH that is
-21+). :func:`local_registry` starts it with its in-memory storage, bound to 127.0.0.1 only (its HTTP and
+21+). :func:`local_registry` starts it with its in-memory storage (or an H2 file, to be restarted), bound to 127.0.0.1 only (its HTTP and
 management ports both), and stops it when the block ends.
 
 Example:
@@ -131,8 +131,13 @@ def _ready(url: str) -> bool:
 
 
 @contextmanager
-def local_registry(workdir: Path, *, timeout: float = 120.0) -> Iterator[str]:
+def local_registry(
+    workdir: Path, *, timeout: float = 120.0, port: int | None = None, storage: Path | None = None
+) -> Iterator[str]:
     """Run the registry with its log under ``workdir``; yields its Confluent-compatible API's URL.
+
+    ``port`` (default: a free one) and ``storage`` (default: in memory; else an H2 database in that folder,
+    which the registry ships) let a registry be stopped and started again with what it held: an outage.
 
     Raises:
         ConfigError: not fetched, or no Java 21+.
@@ -143,14 +148,21 @@ def local_registry(workdir: Path, *, timeout: float = 120.0) -> Iterator[str]:
         raise ConfigError(f"no schema registry in {home}: run `make registry` (python -m {__name__} fetch)")
     java = registry_java()
     workdir.mkdir(parents=True, exist_ok=True)
-    port, management = free_port(), free_port()
-    settings = {
+    port, management = port or free_port(), free_port()
+    settings: dict[str, object] = {
         "quarkus.http.host": "127.0.0.1",
         "quarkus.http.port": port,
         "quarkus.management.host": "127.0.0.1",
         "quarkus.management.port": management,
         "quarkus.log.console.level": "WARN",
     }
+    if storage is not None:
+        storage.mkdir(parents=True, exist_ok=True)
+        settings |= {
+            "apicurio.storage.kind": "sql",
+            "apicurio.storage.sql.kind": "h2",
+            "apicurio.datasource.url": f"jdbc:h2:file:{storage.resolve() / 'registry'}",
+        }
     command = [java, "-Xms128m", "-Xmx512m", *[f"-D{k}={v}" for k, v in settings.items()], "-jar",
                str(home / "quarkus-run.jar")]  # fmt: skip
     log = workdir / "registry.log"

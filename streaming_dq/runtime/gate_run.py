@@ -340,6 +340,8 @@ def _kind(check: BaseCheck) -> CheckKind:
 
 
 _EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception): .+)$")
+#: One of this package's exceptions, whatever its name ends with (``RegistryUnavailable``).
+_OUR_EXCEPTION_LINE = re.compile(r"^streaming_dq(?:\.\w+)*\.([A-Z]\w*: .+)$")
 
 
 def first_line(exc: BaseException) -> str:
@@ -352,7 +354,7 @@ def first_line(exc: BaseException) -> str:
     text = getattr(exc, "desc", None) or str(exc)
     lines = [line.strip() for line in str(text).splitlines() if line.strip()]
     found = [(line, m.group(1)) for line in lines if (m := _EXCEPTION_LINE.match(line))]
-    ours = [short for line, short in found if line.startswith("streaming_dq.")]
+    ours = [m.group(1) for line in lines if (m := _OUR_EXCEPTION_LINE.match(line))]
     if ours:
         return ours[-1]
     if found:

@@ -158,11 +158,12 @@ def storage_conf(config: GateConfig) -> tuple[list[BundleName], dict[str, str]]:
 
 
 def source_bundles(source: SourceSection) -> list[BundleName]:
-    """The JAR bundles a source needs in the session: Spark's Kafka reader, and spark-avro for avro payloads."""
+    """The JAR bundles a source needs in the session: Spark's Kafka reader, and spark-avro for Avro payloads
+    (plain or framed by a schema registry)."""
     if source.format != "kafka":
         return []
     payloads = [p for p in (source.value, source.key) if p is not None]
-    avro = any(p.format == "avro" for p in payloads)
+    avro = any(p.is_avro for p in payloads)
     return ["kafka", "avro"] if avro else ["kafka"]
 
 

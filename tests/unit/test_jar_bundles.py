@@ -19,3 +19,21 @@ def test_every_bundle_names_at_least_one_artifact_of_a_released_version() -> Non
     for name in BUNDLES:
         artifacts = bundle(name)
         assert artifacts and all(a.version[0].isdigit() for a in artifacts), name
+
+
+def test_a_kafka_source_gets_spark_avro_for_plain_and_registry_framed_avro_payloads() -> None:
+    """A job reading ``avro-registry`` values started without spark-avro: ``from_avro`` refused to run
+    (AVRO_NOT_LOADED_SQL_FUNCTIONS_UNUSABLE); the tests' own session had it loaded, so only a job noticed."""
+    from streaming_dq.config.source_model import SourceSection
+    from streaming_dq.runtime.session import source_bundles
+
+    def bundles(value: dict[str, object]) -> list[str]:
+        source = {"format": "kafka", "bootstrap-servers": "127.0.0.1:9092", "subscribe": "t", "value": value}
+        return list(source_bundles(SourceSection.model_validate(source)))
+
+    assert bundles({"format": "json", "schema": "a INT"}) == ["kafka"]
+    assert bundles({"format": "avro", "avro-schema-file": "a.avsc"}) == ["kafka", "avro"]
+    assert bundles({"format": "avro-registry", "registry": {"url": "http://127.0.0.1:1"}}) == [
+        "kafka",
+        "avro",
+    ]

@@ -119,3 +119,20 @@ def test_the_registry_settings_are_checked_before_spark_starts() -> None:
         )
     with pytest.raises(ValidationError, match="cert-file and key-file"):
         RegistrySection.model_validate({"url": "http://r", "cert-file": "c.pem"})
+
+
+def test_a_stream_failed_by_a_registry_outage_says_so_in_its_one_line() -> None:
+    """The job printed `the stream failed: An exception was raised by the Python Proxy. Return Message:
+    Traceback ...`: the line picker knew only exceptions named ...Error or ...Exception."""
+    from streaming_dq.runtime.gate_run import first_line
+
+    text = (
+        "An exception was raised by the Python Proxy. Return Message: Traceback (most recent call last):\n"
+        '  File "gate.py", line 1, in __call__\n'
+        "pyspark.errors.exceptions.captured.AnalysisException: not this one\n"
+        "streaming_dq.sources.registry.RegistryUnavailable: the schema registry at http://r/ids/1 did not answer\n"
+    )
+    assert (
+        first_line(RuntimeError(text))
+        == "RegistryUnavailable: the schema registry at http://r/ids/1 did not answer"
+    )
