@@ -77,18 +77,23 @@ class RegistrySection(Section):
 
 
 #: Payload formats framed by a schema registry (a magic byte 0, a 4-byte schema id, then the payload).
-REGISTRY_FORMATS = ("avro-registry",)
+REGISTRY_FORMATS = ("avro-registry", "json-registry")
+#: The columns a registry-framed source adds beside :data:`KAFKA_COLUMNS`: the schema id its frame named (NULL
+#: when it has none) and why it could not be decoded (NULL when it was).
+REGISTRY_COLUMNS = {"kafka_schema_id": "int", "kafka_decode_error": "string"}
 
 
 class PayloadSection(Section):
     """``source.value:`` / ``source.key:`` of a Kafka source: how the message bytes are decoded."""
 
-    format: Literal["json", "csv", "avro", "text", "avro-registry"] = Field(
+    format: Literal["json", "csv", "avro", "text", "avro-registry", "json-registry"] = Field(
         description="json / csv: with a schema; avro: with avro-schema-file (Spark's from_avro); text: UTF-8; "
         "avro-registry: Avro framed by a schema registry (registry:), read as avro-schema-file or the "
-        "registry's subject version."
+        "registry's subject version; json-registry: JSON framed by a schema registry, read with a schema."
     )
-    registry: RegistrySection | None = Field(default=None, description="avro-registry: the schema registry.")
+    registry: RegistrySection | None = Field(
+        default=None, description="avro-registry / json-registry: the schema registry."
+    )
     schema_: DdlSchema | None = Field(
         default=None, alias="schema", description="Spark DDL schema of a json or csv payload."
     )
@@ -100,22 +105,33 @@ class PayloadSection(Section):
     )
 
     @property
+    def is_json(self) -> bool:
+        """Whether the payload is JSON text (plain, or framed by a registry): read with ``from_json`` and the
+        declared schema, undeclared keys detectable."""
+        return self.format in ("json", "json-registry")
+
+    @property
     def is_avro(self) -> bool:
         """Whether the payload is Avro (plain, or framed by a registry): decoded by Spark's ``from_avro``, so
         the session needs spark-avro, and its columns are known only when the stream starts."""
-        return self.format in ("avro", *REGISTRY_FORMATS)
+        return self.format in ("avro", "avro-registry")
 
     @model_validator(mode="after")
     def _decodable(self) -> PayloadSection:
-        if self.format in ("json", "csv") and self.schema_ is None:
+        if self.format in ("json", "csv", "json-registry") and self.schema_ is None:
             raise ConfigError(f"a {self.format} payload needs a schema (Spark DDL)", field_path="schema")
         if self.format == "avro" and self.avro_schema_file is None:
             raise ConfigError("an avro payload needs avro-schema-file", field_path="avro-schema-file")
         if self.format in REGISTRY_FORMATS and self.registry is None:
             raise ConfigError(f"an {self.format} payload needs registry: {{url: ...}}", field_path="registry")
         if self.format not in REGISTRY_FORMATS and self.registry is not None:
-            raise ConfigError("registry: is for avro-registry payloads", field_path="registry")
-        if self.format in ("text", "avro", *REGISTRY_FORMATS) and self.schema_ is not None:
+            raise ConfigError(
+                "registry: is for avro-registry and json-registry payloads", field_path="registry"
+            )
+        if self.format == "json-registry" and self.avro_schema_file is not None:
+            raise ConfigError("a json-registry payload is read with schema:, not avro-schema-file",
+                              field_path="avro-schema-file")  # fmt: skip
+        if self.format in ("text", "avro", "avro-registry") and self.schema_ is not None:
             raise ConfigError(f"a {self.format} payload takes no schema", field_path="schema")
         return self
 
@@ -215,7 +231,7 @@ class SourceSection(Section):
             )
         if self.value is None:
             raise ConfigError(
-                "a kafka source needs value: {format: json | csv | avro | avro-registry | text, ...}",
+                "a kafka source needs value: {format: json | csv | avro | text | avro-registry | json-registry, ...}",
                 field_path="value",
             )
         if self.key is not None and self.key.format in REGISTRY_FORMATS:
@@ -240,7 +256,8 @@ class SourceSection(Section):
                 return None
             fields = dict(ddl_columns(self.value.schema_)) if self.value.schema_ else {"value": "string"}
             key = {"kafka_key": "struct"} if self.key is not None and self.key.format != "text" else {}
-            return {**fields, **KAFKA_COLUMNS, **key}
+            framed = REGISTRY_COLUMNS if self.value.format in REGISTRY_FORMATS else {}
+            return {**fields, **KAFKA_COLUMNS, **key, **framed}
         return dict(ddl_columns(self.schema_)) if self.schema_ else None
 
     @property
@@ -264,7 +281,7 @@ class SourceSection(Section):
             return None
         if self.format == "kafka":
             assert self.value is not None
-            return None if self.value.format == "json" else f"a {self.value.format} payload is not json"
+            return None if self.value.is_json else f"a {self.value.format} payload is not json"
         if self.format not in ("json", "csv"):
             return f"a {self.format} source brings its own schema"
         if self.schema_ is None:
@@ -282,7 +299,7 @@ class SourceSection(Section):
     @property
     def detects_unknown_fields(self) -> bool:
         """True when the source is read with the unknown-fields column (``unknown-fields`` not ``ignore``)."""
-        json_value = self.format == "kafka" and self.value is not None and self.value.format == "json"
+        json_value = self.format == "kafka" and self.value is not None and self.value.is_json
         return (
             (self.format in ("json", "csv") or json_value)
             and self.unknown_fields != "ignore"

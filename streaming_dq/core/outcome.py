@@ -118,7 +118,7 @@ class KeysState:
 #: and resolves to the reader schema; a corrupt payload among them is still quarantined, as a malformed row),
 #: or why none of them could be read.
 SchemaVerdict = Literal[
-    "readable", "unknown", "incompatible", "not-avro", "unreachable", "unframed", "tombstone"
+    "readable", "unknown", "incompatible", "wrong-type", "unreachable", "unframed", "tombstone"
 ]
 
 

@@ -10,8 +10,8 @@ decoded by ``source.value.format``:
 * ``csv`` (a schema): ``from_csv`` in PERMISSIVE mode (too few or too many fields make the message malformed);
 * ``avro`` (``avro-schema-file``): Spark's ``from_avro`` in PERMISSIVE mode, the reader's schema from the file;
 * ``text``: the value as a UTF-8 string column ``value``;
-* ``avro-registry``: Avro framed by a schema registry, decoded per micro-batch by
-  :class:`streaming_dq.sources.registry.RegistryAvroDecoder` (the stream gives the raw messages).
+* ``avro-registry`` / ``json-registry``: Avro or JSON framed by a schema registry, decoded per micro-batch by
+  :class:`streaming_dq.sources.registry.RegistryDecoder` (the stream gives the raw messages).
 
 A message that cannot be decoded is never dropped: its malformed column holds the raw value (the text when
 it is valid UTF-8, else ``base64:`` and its base64), the gate's ``malformed-record`` check quarantines it, and
@@ -47,6 +47,7 @@ __all__ = [
     "decode_kafka",
     "kafka_options",
     "kafka_raw",
+    "payload_struct",
     "raw_text",
     "read_kafka",
 ]
@@ -108,6 +109,11 @@ def avro_schema_text(payload: PayloadSection) -> str:
         raise ConfigError(
             f"cannot read the Avro schema {path}: {exc.strerror or exc}", field_path="source.value"
         ) from exc
+
+
+def payload_struct(payload: PayloadSection) -> StructType:
+    """The declared schema of a json or csv payload (``schema:``), as a struct."""
+    return _struct(str(payload.schema_))
 
 
 def _struct(ddl: str) -> StructType:

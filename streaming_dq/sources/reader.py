@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from streaming_dq.config.source_model import SourceSection
-    from streaming_dq.sources.registry import RegistryAvroDecoder
+    from streaming_dq.sources.registry import RegistryDecoder
 
 from streaming_dq.config.source_model import REGISTRY_FORMATS
 from streaming_dq.sources.csv import CsvHeaderDecoder, line_coordinates, reads_csv_by_header, text_options
@@ -60,13 +60,11 @@ def read_source(
 
     if source.format == "kafka":
         assert source.value is not None
-        if (
-            source.value.format in REGISTRY_FORMATS
-        ):  # decoded per micro-batch: it needs the batch's schema ids
-            from streaming_dq.sources.registry import RegistryAvroDecoder
+        if source.value.format in REGISTRY_FORMATS:  # decoded per micro-batch: it needs the batch's ids
+            from streaming_dq.sources.registry import registry_decoder
 
             raw = kafka_raw(session, source, stream=stream)
-            return raw if stream else RegistryAvroDecoder(source)(raw)
+            return raw if stream else registry_decoder(source)(raw)
         return read_kafka(session, source, stream=stream)
     where = path or source.path
     if catalog_name(where) is None and where is not None:
@@ -92,13 +90,13 @@ def read_source(
     return reader.load(where) if name is None else reader.table(name)
 
 
-def source_decoder(source: SourceSection) -> CsvHeaderDecoder | RegistryAvroDecoder | None:
+def source_decoder(source: SourceSection) -> CsvHeaderDecoder | RegistryDecoder | None:
     """What turns each micro-batch of ``source``'s raw records into its rows (None: the stream has its rows):
     a csv source read by header, a Kafka source framed by a schema registry."""
     if reads_csv_by_header(source):
         return CsvHeaderDecoder(source)
     if source.format == "kafka" and source.value is not None and source.value.format in REGISTRY_FORMATS:
-        from streaming_dq.sources.registry import RegistryAvroDecoder
+        from streaming_dq.sources.registry import registry_decoder
 
-        return RegistryAvroDecoder(source)
+        return registry_decoder(source)
     return None

@@ -26,7 +26,9 @@ from streaming_dq.sources.registry import (
     REGISTRY_UNREACHABLE,
     TOMBSTONE,
     UNKNOWN_SCHEMA_ID,
+    WRONG_TYPE,
     RegistryAvroDecoder,
+    RegistryJsonDecoder,
     RegistryUnavailable,
 )
 
@@ -127,6 +129,67 @@ def test_two_writer_schemas_land_in_the_reader_columns_and_every_bad_message_say
     asked = decoder.client.requests
     decoder(raw(spark, values)).count()
     assert decoder.client.requests == asked
+
+
+def test_json_framed_by_the_registry_reads_as_plain_json_and_every_bad_message_says_why(
+    spark: Any, schema_registry: str
+) -> None:
+    """``json-registry``: the frame's id must name a JSON Schema the registry knows; the payload is then read
+    with the config's schema exactly as an unframed JSON payload (undeclared keys kept)."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.json_schema import JSONSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    flight = {"type": "object", "properties": {"flight": {"type": "string"}, "seats": {"type": "integer"}}}
+    serialize = JSONSerializer(json.dumps(flight), SchemaRegistryClient({"url": schema_registry}),
+                               conf={"subject.name.strategy": lambda *_: "flights-json-value"})  # fmt: skip
+    context = SerializationContext("flights", MessageField.VALUE)
+    good = serialize({"flight": "LH400", "seats": 300}, context)
+    extra = serialize({"flight": "AF11", "seats": 280, "gate": "B7"}, context)  # an undeclared key
+    json_id = int.from_bytes(good[1:5], "big")
+    avro_id = int.from_bytes(
+        serializer(schema_registry, "flights-value", V1)({"flight": "X", "seats": 1})[1:5], "big"
+    )
+    values = [
+        good,
+        extra,
+        b'{"flight": "BA1", "seats": 10}',  # not framed
+        good[:5] + b'{"flight": "BA2", "seats":',  # cut off
+        b"\x00" + avro_id.to_bytes(4, "big") + b'{"flight": "BA3", "seats": 3}',  # an Avro id on a JSON topic
+        b"\x00" + (987655).to_bytes(4, "big") + good[5:],
+        None,
+    ]
+    section = SourceSection.model_validate({
+        "format": "kafka", "bootstrap-servers": "127.0.0.1:1", "subscribe": "flights", "unknown-fields": "warn",
+        "value": {"format": "json-registry", "schema": "flight STRING, seats INT",
+                  "registry": {"url": schema_registry, "retries": 0, "timeout": 2}},
+    })  # fmt: skip
+    decoder = RegistryJsonDecoder(section)
+    rows = [r.asDict() for r in decoder(raw(spark, values)).orderBy("kafka_offset").collect()]
+    assert [(r["flight"], r["seats"], r["kafka_schema_id"]) for r in rows[:2]] == [
+        ("LH400", 300, json_id),
+        ("AF11", 280, json_id),
+    ]
+    assert rows[1]["_unknown_fields"] == '{"gate":"B7"}' and rows[0]["_unknown_fields"] is None
+    reasons = [r["kafka_decode_error"] for r in rows]
+    assert reasons[:3] == [None, None, NO_MAGIC_BYTE]
+    assert reasons[3] == f"{CORRUPT_PAYLOAD} (schema id {json_id})"
+    assert reasons[4].startswith(f"{WRONG_TYPE}: schema id {avro_id} is AVRO")
+    assert reasons[5:] == [f"{UNKNOWN_SCHEMA_ID} 987655", TOMBSTONE]
+    for r, value in zip(rows[2:], values[2:], strict=True):  # nothing dropped: the raw bytes, no fields
+        assert r["flight"] is None and r["_unknown_fields"] is None
+        expected = (
+            ""
+            if value is None
+            else value.decode()
+            if value.startswith(b"{")
+            else "base64:" + base64.b64encode(value).decode()
+        )
+        assert r["_corrupt_record"] == expected
+    assert {(m.schema_id, m.verdict): m.messages for m in decoder.counted()} == {
+        (json_id, "readable"): 3, (avro_id, "wrong-type"): 1, (987655, "unknown"): 1,
+        (None, "unframed"): 1, (None, "tombstone"): 1,
+    }  # fmt: skip
 
 
 def test_a_registry_that_is_down_fails_the_batch_or_quarantines_as_configured(

@@ -37,3 +37,5 @@ def test_a_kafka_source_gets_spark_avro_for_plain_and_registry_framed_avro_paylo
         "kafka",
         "avro",
     ]
+    json_registry = {"format": "json-registry", "schema": "a INT", "registry": {"url": "http://127.0.0.1:1"}}
+    assert bundles(json_registry) == ["kafka"]  # JSON needs no spark-avro

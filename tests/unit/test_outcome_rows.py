@@ -91,7 +91,7 @@ def _outcomes(draw: st.DrawFn) -> tuple[BatchOutcome, datetime]:
 
 @st.composite
 def _schemas(draw: st.DrawFn) -> SchemaMessages:
-    verdict = draw(st.sampled_from(["readable", "unknown", "incompatible", "not-avro", "unreachable"]))
+    verdict = draw(st.sampled_from(["readable", "unknown", "incompatible", "wrong-type", "unreachable"]))
     return SchemaMessages(draw(_names), draw(st.integers(0, 2**31 - 1)), verdict, draw(st.integers(0, 10**6)))
 
 

@@ -121,6 +121,28 @@ def test_the_registry_settings_are_checked_before_spark_starts() -> None:
         RegistrySection.model_validate({"url": "http://r", "cert-file": "c.pem"})
 
 
+def test_a_json_registry_payload_needs_a_schema_and_declares_the_registry_columns() -> None:
+    from pydantic import ValidationError
+
+    from streaming_dq.config.source_model import PayloadSection, SourceSection
+
+    registry = {"url": "http://r"}
+    with pytest.raises(ValidationError, match="needs a schema"):
+        PayloadSection.model_validate({"format": "json-registry", "registry": registry})
+    with pytest.raises(ValidationError, match="read with schema:, not avro-schema-file"):
+        PayloadSection.model_validate(
+            {"format": "json-registry", "schema": "a INT", "avro-schema-file": "a.avsc", "registry": registry}
+        )
+    source = SourceSection.model_validate({
+        "format": "kafka", "bootstrap-servers": "h:1", "subscribe": "t",
+        "value": {"format": "json-registry", "schema": "a INT", "registry": registry},
+    })  # fmt: skip
+    columns = source.columns()
+    assert columns is not None and list(columns)[:1] == ["a"]
+    assert columns["kafka_schema_id"] == "int" and columns["kafka_decode_error"] == "string"
+    assert source.detects_unknown_fields  # undeclared keys are kept, as for plain JSON
+
+
 def test_a_stream_failed_by_a_registry_outage_says_so_in_its_one_line() -> None:
     """The job printed `the stream failed: An exception was raised by the Python Proxy. Return Message:
     Traceback ...`: the line picker knew only exceptions named ...Error or ...Exception."""

@@ -1,0 +1,209 @@
+"""``python -m benchmarks.registry_decode [--messages 1000000] [--batch 100000]``: what decoding Kafka values
+framed by a schema registry costs per message (#46), against plain JSON values of the same records, through
+the gate, per router; and how many registry requests each batch makes.
+
+One session with delta-spark and spark-avro, and a schema registry on 127.0.0.1 (Apicurio, ``make registry``).
+The same flights (flight, seats, a nullable delay) are encoded three ways as the rows of Spark's Kafka reader
+(``key``, ``value``, ``topic``, ``partition``, ``offset``, ``timestamp``), held in memory so the source costs
+nothing:
+
+* ``json``: plain JSON values, decoded by the gate's Kafka JSON path (``from_json``);
+* ``avro-registry``: Avro under two writer schemas registered in the registry (v1 and v2: a field added with
+  a default), framed as Confluent's serializers frame them, decoded per batch by ``RegistryAvroDecoder``;
+* ``json-registry``: the JSON values framed with a JSON Schema's id, decoded by ``RegistryJsonDecoder``.
+
+Per router (``driver``: delta-rs, the embedded default; ``distributed``: Spark's writer) the batches run
+through a gate with a null check and a range check, the variants interleaved batch by batch, each into its own
+tables. Reported: wall and CPU seconds (Python driver + JVM) per variant over all batches, microseconds per
+message, the ratios to ``json``, and the registry's HTTP requests per batch. Writes
+``benchmarks/results/registry-decode-latest.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import shutil
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from benchmarks.distributed import build_spark, cpu_seconds
+from benchmarks.harness import save_result
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "benchmarks" / ".work" / "registry-decode"
+RESULTS = ROOT / "benchmarks" / "results" / "registry-decode-latest.json"
+T0 = datetime(2026, 11, 8, tzinfo=UTC)
+V1 = {"type": "record", "name": "Flight", "namespace": "air", "fields": [
+    {"name": "flight", "type": "string"}, {"name": "seats", "type": "int"}]}  # fmt: skip
+V2 = {**V1, "fields": [*V1["fields"], {"name": "delay_min", "type": ["null", "int"], "default": None}]}
+JSON_SCHEMA = {"type": "object", "properties": {"flight": {"type": "string"}, "seats": {"type": "integer"},
+                                                "delay_min": {"type": ["integer", "null"]}}}  # fmt: skip
+VARIANTS = ("json", "avro-registry", "json-registry")
+
+
+def register(url: str, subject: str, schema: dict[str, Any], kind: str = "AVRO") -> int:
+    import urllib.request
+
+    body = {"schema": json.dumps(schema), **({"schemaType": kind} if kind != "AVRO" else {})}
+    request = urllib.request.Request(
+        f"{url}/subjects/{subject}/versions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/vnd.schemaregistry.v1+json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return int(json.loads(answer.read())["id"])
+
+
+def records(n: int) -> list[dict[str, Any]]:
+    return [{"flight": f"LH{i}", "seats": i % 400, "delay_min": (i % 90) or None} for i in range(n)]
+
+
+def values(flights: list[dict[str, Any]], ids: dict[str, int]) -> dict[str, list[bytes]]:
+    """Each variant's message values for the same records (half of the Avro ones under v1, half under v2)."""
+    import fastavro
+
+    v1, v2 = fastavro.parse_schema(V1), fastavro.parse_schema(V2)
+    out: dict[str, list[bytes]] = {v: [] for v in VARIANTS}
+    for i, record in enumerate(flights):
+        text = json.dumps(record, separators=(",", ":")).encode()
+        out["json"].append(text)
+        out["json-registry"].append(b"\x00" + ids["json"].to_bytes(4, "big") + text)
+        buffer = io.BytesIO()
+        if i % 2:
+            fastavro.schemaless_writer(buffer, v2, record)
+            out["avro-registry"].append(b"\x00" + ids["v2"].to_bytes(4, "big") + buffer.getvalue())
+        else:
+            fastavro.schemaless_writer(buffer, v1, {"flight": record["flight"], "seats": record["seats"]})
+            out["avro-registry"].append(b"\x00" + ids["v1"].to_bytes(4, "big") + buffer.getvalue())
+    return out
+
+
+def raw_batches(spark: Any, messages: list[bytes], batch: int) -> list[Any]:
+    """The messages as in-memory batches of Spark's Kafka reader rows."""
+    import pyarrow as pa
+
+    frames = []
+    for start in range(0, len(messages), batch):
+        chunk = messages[start : start + batch]
+        table = pa.table({
+            "key": pa.array([f"k{start + i}".encode() for i in range(len(chunk))], pa.binary()),
+            "value": pa.array(chunk, pa.binary()),
+            "topic": pa.array(["flights"] * len(chunk)),
+            "partition": pa.array([0] * len(chunk), pa.int32()),
+            "offset": pa.array(range(start, start + len(chunk)), pa.int64()),
+            "timestamp": pa.array([T0 + timedelta(seconds=start + i) for i in range(len(chunk))],
+                                  pa.timestamp("us", tz="UTC")),
+            "timestampType": pa.array([0] * len(chunk), pa.int32()),
+        })  # fmt: skip
+        frame = spark.createDataFrame(table)
+        frame.persist()
+        frame.count()
+        frames.append(frame)
+    return frames
+
+
+def source(variant: str, url: str) -> Any:
+    from streaming_dq.config.source_model import SourceSection
+
+    registry = {"url": url, "timeout": 10}
+    value: dict[str, Any] = {
+        "json": {"format": "json", "schema": "flight STRING, seats INT, delay_min INT"},
+        "json-registry": {"format": "json-registry", "schema": "flight STRING, seats INT, delay_min INT",
+                          "registry": registry},
+        "avro-registry": {"format": "avro-registry", "registry": {**registry, "subject": "flights-value"}},
+    }[variant]  # fmt: skip
+    return SourceSection.model_validate(
+        {"format": "kafka", "bootstrap-servers": "127.0.0.1:1", "subscribe": "flights", "value": value}
+    )
+
+
+def gate(variant: str, router: str, work: Path, decoder: Any) -> Any:
+    from streaming_dq import CheckSet, QualityGate
+
+    checks = [
+        {"check": "null-check", "check-id": "flight-present", "columns": ["flight"]},
+        {"check": "numeric-between-check", "check-id": "seats-range", "columns": ["seats"],
+         "min-value": 1, "max-value": 399},
+    ]  # fmt: skip
+    return QualityGate(
+        f"flights_{variant.replace('-', '_')}",
+        CheckSet.from_dicts(checks),
+        pass_table=str(work / "pass"),
+        quarantine_table=str(work / "quarantine"),
+        event_time="kafka_timestamp",
+        writer="delta-rs" if router == "driver" else "spark",
+        routing=router,
+        driver_commit_rows=0,
+        source_decoder=decoder,
+    )
+
+
+def measure(spark: Any, url: str, ids: dict[str, int], messages: int, batch: int) -> dict[str, Any]:
+    from streaming_dq.sources.kafka import decode_kafka
+    from streaming_dq.sources.registry import registry_decoder
+
+    flights = records(messages)
+    encoded = values(flights, ids)
+    batches = {v: raw_batches(spark, encoded[v], batch) for v in VARIANTS}
+    jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    pids = [os.getpid(), jvm]
+    out: dict[str, Any] = {"messages": messages, "batch": batch}
+    for router in ("driver", "distributed"):
+        decoders = {v: None if v == "json" else registry_decoder(source(v, url)) for v in VARIANTS}
+        gates = {v: gate(v, router, WORK / router / v, decoders[v]) for v in VARIANTS}
+        totals = {v: [0.0, 0.0] for v in VARIANTS}
+        requests: dict[str, list[int]] = {v: [] for v in VARIANTS if v != "json"}
+        # batch 0 of each variant warms the session, the plans and the tables up and is not counted
+        for i in range(len(batches["json"]) + 1):
+            for v in VARIANTS:
+                raw = batches[v][max(i - 1, 0)]
+                frame = decode_kafka(raw, source(v, url)) if v == "json" else raw
+                before = decoders[v].client.requests if decoders[v] is not None else 0
+                cpu, wall = cpu_seconds(pids), time.perf_counter()
+                gates[v](frame, i)
+                if i:
+                    totals[v][0] += time.perf_counter() - wall
+                    totals[v][1] += cpu_seconds(pids) - cpu
+                if decoders[v] is not None:
+                    requests[v].append(decoders[v].client.requests - before)
+        out[router] = {
+            "wall_seconds": {v: round(t[0], 2) for v, t in totals.items()},
+            "cpu_seconds": {v: round(t[1], 2) for v, t in totals.items()},
+            "microseconds_per_message": {v: round(t[0] / messages * 1e6, 2) for v, t in totals.items()},
+            "over_json": {v: round(totals[v][0] / totals["json"][0], 2) for v in VARIANTS},
+            "cpu_over_json": {v: round(totals[v][1] / totals["json"][1], 2) for v in VARIANTS},
+            "registry_requests_per_batch": requests,
+        }
+        print(router, json.dumps(out[router]), flush=True)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--batch", type=int, default=100_000)
+    args = parser.parse_args()
+    from streaming_dq.devtools.local_registry import local_registry
+    from streaming_dq.runtime.jvm import spark_conf
+
+    shutil.rmtree(WORK, ignore_errors=True)
+    spark = build_spark(spark_conf(["delta", "avro"]))
+    with local_registry(WORK / "registry") as url:
+        ids = {
+            "v1": register(url, "flights-value", V1),
+            "v2": register(url, "flights-value", V2),
+            "json": register(url, "flights-json-value", JSON_SCHEMA, "JSON"),
+        }
+        result = measure(spark, url, ids, args.messages, args.batch)
+    result["note"] = "totals over the batches after a warm-up batch; one run"
+    save_result(RESULTS, {"benchmark": "registry-decode", **result})
+    shutil.rmtree(WORK, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
