@@ -192,6 +192,39 @@ def test_json_framed_by_the_registry_reads_as_plain_json_and_every_bad_message_s
     }  # fmt: skip
 
 
+def test_producers_under_the_record_name_strategies_are_read_as_the_subject_the_config_names(
+    spark: Any, schema_registry: str
+) -> None:
+    """Confluent's serializers name a subject after the topic (the default), the record (``air.Flight``) or
+    both (``flights-air.Flight``); the frame carries only the id, so any of them decodes, and the reader
+    schema is the subject ``registry.subject`` names."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient, record_subject_name_strategy
+    from confluent_kafka.schema_registry import topic_record_subject_name_strategy as topic_record
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    client = SchemaRegistryClient({"url": schema_registry})
+    context = SerializationContext("flights", MessageField.VALUE)
+    by_record = AvroSerializer(
+        client, json.dumps(V1), conf={"subject.name.strategy": record_subject_name_strategy}
+    )
+    by_both = AvroSerializer(client, json.dumps(V2), conf={"subject.name.strategy": topic_record})
+    values = [
+        by_record({"flight": "LH1", "seats": 1}, context),
+        by_both({"flight": "AF2", "seats": 2, "delay_min": 5}, context),
+    ]
+    subjects = client.get_subjects()
+    assert "air.Flight" in subjects and "flights-air.Flight" in subjects
+    for subject, delays in (("air.Flight", None), ("flights-air.Flight", [None, 5])):
+        decoder = RegistryAvroDecoder(source(schema_registry, subject=subject))
+        rows = [r.asDict() for r in decoder(raw(spark, values)).orderBy("kafka_offset").collect()]
+        assert [r["kafka_decode_error"] for r in rows] == [None, None]
+        assert [(r["flight"], r["seats"]) for r in rows] == [("LH1", 1), ("AF2", 2)]
+        # read as that subject's schema: v1 has no delay, v2 reads v1's message with its default
+        assert [r.get("delay_min") for r in rows] == (delays or [None, None])
+        assert ("delay_min" in rows[0]) is (delays is not None)
+
+
 def test_a_registry_that_is_down_fails_the_batch_or_quarantines_as_configured(
     spark: Any, tmp_path: Any
 ) -> None:
