@@ -12,7 +12,7 @@ from streaming_dq.config.loader import load_check_file
 from streaming_dq.config.sections import SparkSection
 from streaming_dq.core.modes import FailOn, failing_severities
 from streaming_dq.core.severity import Severity
-from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
+from streaming_dq.exceptions import CheckEvaluationError, ConfigError, MissingReferenceDatasetError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -35,6 +35,9 @@ def read_data(session: SparkSession, path: Path, data_format: str, config: GateC
     from streaming_dq.sink import ReferenceSpec
     from streaming_dq.sources import read_source
 
+    if config is not None and data_format == "kafka":  # the topic's messages now (endingOffsets latest)
+        topic = {"subscribe": str(path), "subscribe_pattern": None, "assign": None}
+        return read_source(session, config.source.model_copy(update=topic), stream=False)
     if config is not None and config.source.format == data_format:
         return read_source(session, config.source, stream=False, path=str(path))
     return ReferenceSpec(data_format, str(path), None, DEFAULT_OPTIONS.get(data_format, {})).load(session)
@@ -124,19 +127,28 @@ def run_check(
         ConfigError: the config or checks file is invalid (the caller prints each problem, exit 2).
     """
     from streaming_dq.engine.batch import BatchDQEngine
-    from streaming_dq.runtime.session import build_spark_session
+    from streaming_dq.runtime.session import build_spark_session, source_bundles
 
     loaded = load_check_file(config_path)
-    if "://" not in str(data) and not data.exists():
+    config = loaded.config
+    if data_format == "kafka":
+        if config is None or config.source.format != "kafka":
+            raise ConfigError(
+                "--format kafka reads a topic of the config's Kafka source: give a gate config with one",
+                field_path="--format",
+            )
+    elif "://" not in str(data) and not data.exists():
         typer.echo(f"error: --data {data}: no such file or directory", err=True)
         return EXIT_USAGE
-    config = loaded.config
     fail_levels = list(config.fail_levels) if config else [Severity.CRITICAL]
     formats = (
         {data_format, *(r.format for r in config.reference_datasets.values())} if config else {data_format}
     )
     session, own_session = build_spark_session(
-        config.spark if config else SparkSection(), app_name="streaming-dq-check", delta="delta" in formats
+        config.spark if config else SparkSection(),
+        app_name="streaming-dq-check",
+        delta="delta" in formats,
+        bundles=source_bundles(config.source) if config and data_format == "kafka" else (),
     )
     try:
         engine = BatchDQEngine(

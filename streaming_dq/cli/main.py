@@ -90,6 +90,7 @@ class DataFormat(StrEnum):
     csv = "csv"
     parquet = "parquet"
     delta = "delta"
+    kafka = "kafka"
 
 
 @app.command()
@@ -100,7 +101,14 @@ def check(
             help="A gate config, or a checks file (a list of checks or {checks: [...]}).", metavar="CONFIG"
         ),
     ],
-    data: Annotated[Path, typer.Option("--data", help="The file, folder or Delta table to validate.")],
+    data: Annotated[
+        Path,
+        typer.Option(
+            "--data",
+            help="The file, folder or Delta table to validate; with --format kafka, a topic of the config's "
+            "broker: its messages now, decoded as `run` decodes them.",
+        ),
+    ],
     data_format: Annotated[DataFormat, typer.Option("--format", help="Format of --data.")] = DataFormat.json,
     as_json: JsonOption = False,
     examples: Annotated[int, typer.Option("--examples", min=0, help="Also print up to N failed rows.")] = 0,

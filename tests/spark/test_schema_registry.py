@@ -314,3 +314,13 @@ def test_a_job_reads_a_registry_framed_topic_through_the_broker_and_quarantines_
     assert counted == {(v1_id, "readable"): 31, (v2_id, "readable"): 30, (None, "unframed"): 2,
                        (None, "tombstone"): 1}  # fmt: skip
     assert GateJob(load_gate_config(config), session=spark).run(timeout=600).rows_in == 0  # nothing twice
+    # `check` reads the topic once, decoded the same way: the same rows, the same malformed ones
+    from typer.testing import CliRunner
+
+    from streaming_dq.cli.main import app
+
+    checked = CliRunner().invoke(app, ["check", str(config), "--format", "kafka", "--data", topic, "--json",
+                                       "--fail-on", "never"])  # fmt: skip
+    assert checked.exit_code == 0, checked.stdout + checked.stderr[-3000:]
+    summary = json.loads(checked.stdout)["summary"]
+    assert (summary["total_records"], summary["failed_records"]) == (len(values) + len(garbage), len(garbage))

@@ -736,3 +736,17 @@ def test_sigusr1_prints_every_thread_s_stack_and_the_job_goes_on() -> None:
         if proc.poll() is None:
             proc.kill()
     assert "Current thread" in err and "<lambda>" in err, err
+
+
+def test_check_format_kafka_needs_a_config_with_a_kafka_source(tmp_path: Path) -> None:
+    config = tmp_path / "gate.yaml"
+    config.write_text(
+        "gate: {name: orders}\nsource: {format: json, path: landing, schema: 'id INT'}\ncheckpoint: state\n"
+        "targets: {pass: p, quarantine: q}\nchecks: [{check: null-check, check-id: id-present, columns: [id]}]\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(app, ["check", str(config), "--format", "kafka", "--data", "orders"])
+    assert result.exit_code == 2
+    assert (
+        "--format: --format kafka reads a topic of the config's Kafka source" in result.stdout + result.stderr
+    )
