@@ -21,7 +21,7 @@ $(DEMO_STAMP): pyproject.toml
 	@touch $(DEMO_STAMP)
 
 $(STAMP): pyproject.toml $(DEMO_STAMP)
-	$(PIP_EDITABLE) '.[test,cluster,kafka,lineage]'
+	$(PIP_EDITABLE) '.[test,cluster,kafka,lineage,protobuf]'
 	@touch $(STAMP)
 
 install: $(STAMP)

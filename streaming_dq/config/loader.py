@@ -160,6 +160,7 @@ def _resolve_paths(config: GateConfig, base: Path) -> GateConfig:
                         part: payload.model_copy(
                             update={
                                 "avro_schema_file": resolve(payload.avro_schema_file),
+                                "proto_file": resolve(payload.proto_file),
                                 "registry": payload.registry
                                 and payload.registry.model_copy(
                                     update={

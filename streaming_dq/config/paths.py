@@ -143,6 +143,10 @@ def path_problems(config: GateConfig) -> list[ConfigError]:
                     _readable_problem(payload.avro_schema_file, "the Avro schema"),
                 )
             )
+        if payload is not None and payload.proto_file is not None:
+            found.append(
+                (f"source.{part}.proto-file", _readable_problem(payload.proto_file, "the Protobuf schema"))
+            )
     for name, reference in config.reference_datasets.items():
         found.append(
             (f"reference-datasets.{name}.path", _readable_problem(reference.path, "the reference data"))

@@ -77,7 +77,7 @@ class RegistrySection(Section):
 
 
 #: Payload formats framed by a schema registry (a magic byte 0, a 4-byte schema id, then the payload).
-REGISTRY_FORMATS = ("avro-registry", "json-registry")
+REGISTRY_FORMATS = ("avro-registry", "json-registry", "protobuf-registry")
 #: The columns a registry-framed source adds beside :data:`KAFKA_COLUMNS`: the schema id its frame named (NULL
 #: when it has none) and why it could not be decoded (NULL when it was).
 REGISTRY_COLUMNS = {"kafka_schema_id": "int", "kafka_decode_error": "string"}
@@ -86,10 +86,13 @@ REGISTRY_COLUMNS = {"kafka_schema_id": "int", "kafka_decode_error": "string"}
 class PayloadSection(Section):
     """``source.value:`` / ``source.key:`` of a Kafka source: how the message bytes are decoded."""
 
-    format: Literal["json", "csv", "avro", "text", "avro-registry", "json-registry"] = Field(
-        description="json / csv: with a schema; avro: with avro-schema-file (Spark's from_avro); text: UTF-8; "
-        "avro-registry: Avro framed by a schema registry (registry:), read as avro-schema-file or the "
-        "registry's subject version; json-registry: JSON framed by a schema registry, read with a schema."
+    format: Literal["json", "csv", "avro", "text", "avro-registry", "json-registry", "protobuf-registry"] = (
+        Field(
+            description="json / csv: with a schema; avro: with avro-schema-file (Spark's from_avro); text: UTF-8; "
+            "avro-registry: Avro framed by a schema registry (registry:), read as avro-schema-file or the "
+            "registry's subject version; json-registry: JSON framed by a schema registry, read with a schema; "
+            "protobuf-registry: Protobuf framed by a schema registry, read as proto-file or the subject version."
+        )
     )
     registry: RegistrySection | None = Field(
         default=None, description="avro-registry / json-registry: the schema registry."
@@ -100,8 +103,17 @@ class PayloadSection(Section):
     avro_schema_file: NonEmpty | None = Field(
         default=None, description="Avro schema (.avsc JSON) of an avro payload; relative to the config file."
     )
+    proto_file: NonEmpty | None = Field(
+        default=None,
+        description="protobuf-registry: the .proto the rows are read as; relative to the config file.",
+    )
+    message: NonEmpty | None = Field(
+        default=None,
+        description="protobuf-registry: the message the rows are (its full name, e.g. air.Flight; default: the "
+        "first message of the reader's .proto).",
+    )
     options: dict[str, OptionValue] = Field(
-        default_factory=dict, description="Options of from_json / from_csv / from_avro."
+        default_factory=dict, description="Options of from_json / from_csv / from_avro / from_protobuf."
     )
 
     @property
@@ -131,7 +143,13 @@ class PayloadSection(Section):
         if self.format == "json-registry" and self.avro_schema_file is not None:
             raise ConfigError("a json-registry payload is read with schema:, not avro-schema-file",
                               field_path="avro-schema-file")  # fmt: skip
-        if self.format in ("text", "avro", "avro-registry") and self.schema_ is not None:
+        if self.format != "protobuf-registry" and (self.proto_file or self.message):
+            raise ConfigError("proto-file and message are for protobuf-registry payloads",
+                              field_path="proto-file" if self.proto_file else "message")  # fmt: skip
+        if self.format == "protobuf-registry" and self.avro_schema_file is not None:
+            raise ConfigError("a protobuf-registry payload is read as proto-file, not avro-schema-file",
+                              field_path="avro-schema-file")  # fmt: skip
+        if self.format in ("text", "avro", "avro-registry", "protobuf-registry") and self.schema_ is not None:
             raise ConfigError(f"a {self.format} payload takes no schema", field_path="schema")
         return self
 
@@ -231,7 +249,8 @@ class SourceSection(Section):
             )
         if self.value is None:
             raise ConfigError(
-                "a kafka source needs value: {format: json | csv | avro | text | avro-registry | json-registry, ...}",
+                "a kafka source needs value: {format: json | csv | avro | text | avro-registry | json-registry"
+                " | protobuf-registry, ...}",
                 field_path="value",
             )
         if self.key is not None and self.key.format in REGISTRY_FORMATS:
@@ -252,7 +271,7 @@ class SourceSection(Section):
         """
         if self.format == "kafka":
             assert self.value is not None
-            if self.value.is_avro:
+            if self.value.is_avro or self.value.format == "protobuf-registry":
                 return None
             fields = dict(ddl_columns(self.value.schema_)) if self.value.schema_ else {"value": "string"}
             key = {"kafka_key": "struct"} if self.key is not None and self.key.format != "text" else {}

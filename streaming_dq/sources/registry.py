@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from functools import reduce
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame
@@ -57,6 +58,7 @@ __all__ = [
     "RegistryClient",
     "RegistryDecoder",
     "RegistryJsonDecoder",
+    "RegistryProtobufDecoder",
     "RegistryUnavailable",
     "registry_decoder",
     "resolves",
@@ -306,6 +308,98 @@ class RegistryJsonDecoder(RegistryDecoder):
         return rows, fields, extra, lambda i: undecoded
 
 
+class RegistryProtobufDecoder(RegistryDecoder):
+    """``protobuf-registry``: Protobuf read as ``proto-file`` or the registry's subject version, as its
+    ``message`` (:mod:`~streaming_dq.sources.protobuf`: decoded by Python's protobuf runtime on the executors)."""
+
+    schema_type = "PROTOBUF"
+
+    def __init__(self, source: SourceSection, client: RegistryClient | None = None) -> None:
+        super().__init__(source, client)
+        self._reader: tuple[bytes, str] | None = None
+        #: schema id -> the message-index bytes before its payload
+        self._prefixes: dict[int, bytes] = {}
+
+    def reader(self) -> tuple[bytes, str]:
+        """The reader's descriptors and message: ``proto-file``, else the registry's subject version; the
+        message ``message`` names, else the first of that schema."""
+        from streaming_dq.sources.protobuf import ProtobufSchemaError, descriptor_set, message_names
+
+        if self._reader is None:
+            if self.payload.proto_file is not None:
+                where, text = "source.value.proto-file", _read(self.payload.proto_file)
+            else:
+                topic = (self.source.subscribe or "").split(",")[0]
+                subject = self.settings.subject or f"{topic}-value"
+                where, text = (
+                    "source.value.registry.subject",
+                    self.client.subject_schema(subject, self.settings.version).text,
+                )
+            try:
+                descriptors = descriptor_set(text)
+            except ProtobufSchemaError as exc:
+                raise ConfigError(f"the reader's Protobuf schema: {exc}", field_path=where) from None
+            names = message_names(descriptors)
+            message = self.payload.message or (names[0] if names else "")
+            if message not in names:
+                raise ConfigError(f"the reader's Protobuf schema has no top-level message {message!r} "
+                                  f"(it has: {', '.join(names) or 'none'})", field_path="source.value.message")  # fmt: skip
+            self._reader = (descriptors, message)
+        return self._reader
+
+    def _judge_writer(self, writer: WriterSchema) -> str | None:
+        from streaming_dq.sources.protobuf import (
+            ProtobufSchemaError,
+            descriptor_set,
+            field_conflict,
+            index_prefix,
+        )
+
+        descriptors, message = self.reader()
+        try:
+            written = descriptor_set(writer.text)
+            why = field_conflict(written, descriptors, message)
+        except ProtobufSchemaError as exc:
+            why = str(exc)
+        prefix = None if why is not None else index_prefix(written, message)
+        if why is not None or prefix is None:
+            return f"{INCOMPATIBLE_SCHEMA} (schema id {writer.schema_id}): {why}"
+        self._prefixes[writer.schema_id] = prefix
+        return None
+
+    def _decode(self, split: DataFrame, readable: list[int]) -> Decoded:
+        from streaming_dq.sources.protobuf import PARSED, message_decoder
+
+        descriptors, message = self.reader()
+        decode, fields = message_decoder(descriptors, message)
+        sid, payload = F.col(SCHEMA_ID_COLUMN), F.col("_dq_payload")
+
+        def indexed(i: int) -> Column:  # the payload starts with this id's index bytes for the message
+            prefix = self._prefixes[i]
+            return F.substring(payload, 1, len(prefix)) == F.lit(prefix)
+
+        body = reduce(
+            lambda acc, i: acc.when(
+                (sid == i) & indexed(i), F.expr(f"substring(_dq_payload, {len(self._prefixes[i]) + 1})")
+            ),
+            readable,
+            F.when(F.lit(False), F.lit(None).cast("binary")),
+        )
+        rows = split.select("*", decode(body).alias("_dq_row"))
+        names = {n: F.col(f"_dq_row.`{n}`") for n in fields.fieldNames()}
+        parsed = F.coalesce(F.col(f"_dq_row.{PARSED}"), F.lit(False))
+        return rows, names, [], lambda i: ~indexed(i) | ~parsed
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read {path}: {exc.strerror or exc}", field_path="source.value.proto-file"
+        ) from None
+
+
 def registry_decoder(source: SourceSection) -> RegistryDecoder:
     """The decoder of a registry-framed source, by ``source.value.format``."""
     assert source.value is not None
@@ -313,6 +407,8 @@ def registry_decoder(source: SourceSection) -> RegistryDecoder:
         return RegistryAvroDecoder(source)
     if source.value.format == "json-registry":
         return RegistryJsonDecoder(source)
+    if source.value.format == "protobuf-registry":
+        return RegistryProtobufDecoder(source)
     raise ConfigError(
         f"not a registry-framed payload: {source.value.format}", field_path="source.value.format"
     )

@@ -192,6 +192,97 @@ def test_json_framed_by_the_registry_reads_as_plain_json_and_every_bad_message_s
     }  # fmt: skip
 
 
+FLIGHT_PROTO = """syntax = "proto3";
+package air;
+message Flight {
+  string flight = 1;
+  int32 seats = 2;%s
+}
+message Crew { string name = 1; }
+"""
+
+
+def proto_classes(tmp_path: Any, name: str, extra: str = "") -> Any:
+    """``flight.proto`` (with ``extra`` fields) compiled by protoc; its message classes from a descriptor pool
+    of their own (two versions of ``air.Flight`` cannot share the default pool)."""
+    import subprocess
+    import sys
+
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "flight.proto").write_text(FLIGHT_PROTO % extra)
+    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"-I{folder}", f"--descriptor_set_out={folder}/d",
+                    str(folder / "flight.proto")], check=True)  # fmt: skip
+    pool = descriptor_pool.DescriptorPool()
+    for file in descriptor_pb2.FileDescriptorSet.FromString((folder / "d").read_bytes()).file:
+        pool.Add(file)
+    return {
+        n: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"air.{n}")) for n in ("Flight", "Crew")
+    }
+
+
+def test_protobuf_under_two_schema_versions_reads_as_the_reader_s_message_and_bad_ones_say_why(
+    spark: Any, schema_registry: str, tmp_path: Any
+) -> None:
+    """``protobuf-registry``: messages framed by confluent-kafka's own Protobuf serializer under two versions
+    of one schema (a field added) read as the subject's latest message; a message of another type of the
+    schema, an unknown id, an Avro id and a cut-off payload are quarantined with their reasons."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    from streaming_dq.sources.registry import RegistryProtobufDecoder
+
+    v1 = proto_classes(tmp_path, "v1")
+    v2 = proto_classes(tmp_path, "v2", "\n  optional int32 delay_min = 3;")
+    client = SchemaRegistryClient({"url": schema_registry})
+    context = SerializationContext("flights-pb", MessageField.VALUE)
+
+    def serializer(message: Any) -> Any:
+        conf = {"use.deprecated.format": False, "subject.name.strategy": lambda *_: "flights-pb-value"}
+        return ProtobufSerializer(message, client, conf)
+
+    one = serializer(v1["Flight"])(v1["Flight"](flight="LH400", seats=300), context)
+    two = serializer(v2["Flight"])(v2["Flight"](flight="AF11", seats=280, delay_min=25), context)
+    crew = v2["Crew"](name="Ada").SerializeToString()
+    ids = [int.from_bytes(v[1:5], "big") for v in (one, two)]
+    assert ids[0] != ids[1] and one[5:6] == b"\x00"  # two versions; the first message's index: one zero byte
+    avro_id = int.from_bytes(serializer_avro(schema_registry)[1:5], "big")
+    values = [
+        one,
+        two,
+        two[:5] + b"\x02\x02" + crew,  # the schema's second message (Crew) under v2's id
+        two[:9],  # cut off inside a field
+        b"\x00" + (987656).to_bytes(4, "big") + b"\x00\x0a\x01x",
+        b"\x00" + avro_id.to_bytes(4, "big") + b"\x00\x0a\x01x",
+    ]
+    section = SourceSection.model_validate({
+        "format": "kafka", "bootstrap-servers": "127.0.0.1:1", "subscribe": "flights-pb",
+        "value": {"format": "protobuf-registry", "registry": {"url": schema_registry, "retries": 0}},
+    })  # fmt: skip
+    decoder = RegistryProtobufDecoder(section)
+    rows = [r.asDict() for r in decoder(raw(spark, values)).orderBy("kafka_offset").collect()]
+    assert [(r["flight"], r["seats"], r["delay_min"]) for r in rows[:2]] == [
+        ("LH400", 300, None),  # written before the field existed: unset
+        ("AF11", 280, 25),
+    ]
+    assert [r["kafka_schema_id"] for r in rows[:2]] == ids
+    reasons = [r["kafka_decode_error"] for r in rows]
+    assert reasons[:2] == [None, None]
+    assert reasons[2:4] == [f"{CORRUPT_PAYLOAD} (schema id {ids[1]})"] * 2
+    assert reasons[4] == f"{UNKNOWN_SCHEMA_ID} 987656"
+    assert reasons[5].startswith(f"{WRONG_TYPE}: schema id {avro_id} is AVRO")
+    for r, value in zip(rows[2:], values[2:], strict=True):  # nothing dropped
+        assert r["flight"] is None and r["_corrupt_record"] == "base64:" + base64.b64encode(value).decode()
+    assert [f.name for f in decoder.schema().fields][:3] == ["flight", "seats", "delay_min"]
+
+
+def serializer_avro(url: str) -> bytes:
+    return serializer(url, "flights-value", V1)({"flight": "X", "seats": 1})
+
+
 def test_producers_under_the_record_name_strategies_are_read_as_the_subject_the_config_names(
     spark: Any, schema_registry: str
 ) -> None:
