@@ -10,7 +10,9 @@ nothing:
 * ``json``: plain JSON values, decoded by the gate's Kafka JSON path (``from_json``);
 * ``avro-registry``: Avro under two writer schemas registered in the registry (v1 and v2: a field added with
   a default), framed as Confluent's serializers frame them, decoded per batch by ``RegistryAvroDecoder``;
-* ``json-registry``: the JSON values framed with a JSON Schema's id, decoded by ``RegistryJsonDecoder``.
+* ``json-registry``: the JSON values framed with a JSON Schema's id, decoded by ``RegistryJsonDecoder``;
+* ``protobuf-registry``: Protobuf framed with its schema's id (registered as Confluent's serializers register
+  it), decoded by ``RegistryProtobufDecoder`` (Python's protobuf runtime in an Arrow-batched UDF).
 
 Per router (``driver``: delta-rs, the embedded default; ``distributed``: Spark's writer) the batches run
 through a gate with a null check and a range check, the variants interleaved batch by batch, each into its own
@@ -43,13 +45,18 @@ V1 = {"type": "record", "name": "Flight", "namespace": "air", "fields": [
 V2 = {**V1, "fields": [*V1["fields"], {"name": "delay_min", "type": ["null", "int"], "default": None}]}
 JSON_SCHEMA = {"type": "object", "properties": {"flight": {"type": "string"}, "seats": {"type": "integer"},
                                                 "delay_min": {"type": ["integer", "null"]}}}  # fmt: skip
-VARIANTS = ("json", "avro-registry", "json-registry")
+VARIANTS = ("json", "avro-registry", "json-registry", "protobuf-registry")
+PROTO = """syntax = "proto3";
+package air;
+message Flight { string flight = 1; int32 seats = 2; optional int32 delay_min = 3; }
+"""
 
 
-def register(url: str, subject: str, schema: dict[str, Any], kind: str = "AVRO") -> int:
+def register(url: str, subject: str, schema: dict[str, Any] | str, kind: str = "AVRO") -> int:
     import urllib.request
 
-    body = {"schema": json.dumps(schema), **({"schemaType": kind} if kind != "AVRO" else {})}
+    text = schema if isinstance(schema, str) else json.dumps(schema)
+    body = {"schema": text, **({"schemaType": kind} if kind != "AVRO" else {})}
     request = urllib.request.Request(
         f"{url}/subjects/{subject}/versions",
         data=json.dumps(body).encode(),
@@ -57,6 +64,19 @@ def register(url: str, subject: str, schema: dict[str, Any], kind: str = "AVRO")
     )
     with urllib.request.urlopen(request, timeout=30) as answer:
         return int(json.loads(answer.read())["id"])
+
+
+def register_proto(url: str) -> int:
+    """The Flight message's schema as confluent-kafka's serializer registers it: a base64 FileDescriptorProto."""
+    import base64
+
+    from google.protobuf import descriptor_pb2
+
+    from streaming_dq.sources.protobuf import descriptor_set
+
+    main = descriptor_pb2.FileDescriptorSet.FromString(descriptor_set(PROTO)).file[-1]
+    text = base64.b64encode(main.SerializeToString()).decode()
+    return register(url, "flights-pb-value", text, "PROTOBUF")
 
 
 def records(n: int) -> list[dict[str, Any]]:
@@ -67,9 +87,16 @@ def values(flights: list[dict[str, Any]], ids: dict[str, int]) -> dict[str, list
     """Each variant's message values for the same records (half of the Avro ones under v1, half under v2)."""
     import fastavro
 
+    from streaming_dq.sources.protobuf import _message_class, descriptor_set
+
     v1, v2 = fastavro.parse_schema(V1), fastavro.parse_schema(V2)
+    flight = _message_class(descriptor_set(PROTO), "air.Flight")
     out: dict[str, list[bytes]] = {v: [] for v in VARIANTS}
     for i, record in enumerate(flights):
+        message = flight(flight=record["flight"], seats=record["seats"], delay_min=record["delay_min"])
+        out["protobuf-registry"].append(
+            b"\x00" + ids["protobuf"].to_bytes(4, "big") + b"\x00" + message.SerializeToString()
+        )
         text = json.dumps(record, separators=(",", ":")).encode()
         out["json"].append(text)
         out["json-registry"].append(b"\x00" + ids["json"].to_bytes(4, "big") + text)
@@ -116,6 +143,7 @@ def source(variant: str, url: str) -> Any:
         "json-registry": {"format": "json-registry", "schema": "flight STRING, seats INT, delay_min INT",
                           "registry": registry},
         "avro-registry": {"format": "avro-registry", "registry": {**registry, "subject": "flights-value"}},
+        "protobuf-registry": {"format": "protobuf-registry", "registry": {**registry, "subject": "flights-pb-value"}},
     }[variant]  # fmt: skip
     return SourceSection.model_validate(
         {"format": "kafka", "bootstrap-servers": "127.0.0.1:1", "subscribe": "flights", "value": value}
@@ -198,6 +226,7 @@ def main() -> None:
             "v1": register(url, "flights-value", V1),
             "v2": register(url, "flights-value", V2),
             "json": register(url, "flights-json-value", JSON_SCHEMA, "JSON"),
+            "protobuf": register_proto(url),
         }
         result = measure(spark, url, ids, args.messages, args.batch)
     result["note"] = "totals over the batches after a warm-up batch; one run"

@@ -28,7 +28,7 @@ import yaml
 from prometheus_client import CollectorRegistry
 from servers import running
 
-from streaming_dq.core.outcome import BatchOutcome, CheckOutcome, WindowOutcome
+from streaming_dq.core.outcome import BatchOutcome, CheckOutcome, SchemaMessages, WindowOutcome
 from streaming_dq.exporter import CheckLabels, GateMetrics, MetricsServer, serve_metrics
 
 pytestmark = pytest.mark.integration
@@ -45,6 +45,7 @@ EXPECTED_FIRING = {
     "StreamingDQWindowCheckFailed",
     "StreamingDQEventTimeLagHigh",
     "StreamingDQBatchesFailing",
+    "StreamingDQUnknownSchemaId",
 }
 EXPECTED_SILENT = {"StreamingDQStreamStalled", "StreamingDQExporterDown"}
 DASHBOARD_VARIABLES = {"gate": GATE, "__rate_interval": "1m", "__interval": "15s", "__range": "5m"}
@@ -226,6 +227,8 @@ def failing_batch(batch_id: int, now: datetime) -> BatchOutcome:
                 "critical", "failed", raw_value=250.0, adjusted_value=500.0, multiplier=2.0,
             ),
         ),
+        # a registry-framed topic: most messages readable, some naming a schema id the registry lacks
+        schemas=(SchemaMessages("orders", 1, "readable", 36), SchemaMessages("orders", 99, "unknown", 4)),
     )  # fmt: skip
 
 
