@@ -10,6 +10,20 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+#: Seconds each test file took in a full run (its junit XML, summed per file; refresh it when files grow):
+#: used only to hand out the heaviest files first (below).
+FILE_DURATIONS = Path(__file__).with_name("file_durations.json")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The heaviest files first: `make test` runs two workers that take whole files (``--dist loadfile``) in
+    collection order, and a long file that starts last leaves the other worker idle until it ends. A stable
+    sort: a file's tests keep their order and stay together; files not in the table keep theirs, after."""
+    import json
+
+    seconds: dict[str, float] = json.loads(FILE_DURATIONS.read_text(encoding="utf-8"))
+    items.sort(key=lambda item: -seconds.get(item.path.relative_to(REPO).as_posix(), 0.0))
+
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
