@@ -111,13 +111,18 @@ def wait_or_dump(job: subprocess.Popen[Any], timeout: float) -> int:
     try:
         return job.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        job.send_signal(signal.SIGUSR1)
-        time.sleep(2)
-        job.kill()
+        _stacks_then_kill(job)
         job.wait()
         raise AssertionError(
             f"the job did not exit within {timeout:g} s: its threads' stacks are in its stderr"
         ) from None
+
+
+def _stacks_then_kill(job: subprocess.Popen[Any]) -> None:
+    """Ask a job that does not end for its threads' stacks (``streaming-dq`` prints them on SIGUSR1), then kill it."""
+    job.send_signal(signal.SIGUSR1)
+    time.sleep(2)
+    job.kill()
 
 
 def communicate_or_dump(job: subprocess.Popen[str], timeout: float) -> tuple[str, str]:
@@ -126,9 +131,7 @@ def communicate_or_dump(job: subprocess.Popen[str], timeout: float) -> tuple[str
     try:
         return job.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        job.send_signal(signal.SIGUSR1)
-        time.sleep(2)
-        job.kill()
+        _stacks_then_kill(job)
         _out, err = job.communicate()
         raise AssertionError(
             f"the job did not exit within {timeout:g} s; its stderr ends:\n{err[-8000:]}"

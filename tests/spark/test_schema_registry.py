@@ -58,6 +58,13 @@ def raw(spark: Any, values: list[bytes | None]) -> Any:
     return spark.createDataFrame(rows, RAW_SCHEMA)
 
 
+def raw_value(value: bytes | None) -> str:
+    """What the malformed column keeps of a message: "" for none, the text of unframed JSON, else base64."""
+    if value is None:
+        return ""
+    return value.decode() if value.startswith(b"{") else "base64:" + base64.b64encode(value).decode()
+
+
 def source(url: str, reader_file: Any = None, **registry: Any) -> SourceSection:
     value: dict[str, Any] = {
         "format": "avro-registry",
@@ -107,14 +114,7 @@ def test_two_writer_schemas_land_in_the_reader_columns_and_every_bad_message_say
     assert reasons[4].startswith(INCOMPATIBLE_SCHEMA)
     for r, value in zip(rows[2:], values[2:], strict=True):  # nothing dropped: raw bytes, coordinates
         assert r["flight"] is None and r["kafka_topic"] == "flights" and r["kafka_key"] is not None
-        expected = (
-            ""
-            if value is None
-            else value.decode()
-            if value.startswith(b"{")
-            else "base64:" + base64.b64encode(value).decode()
-        )
-        assert r["_corrupt_record"] == expected
+        assert r["_corrupt_record"] == raw_value(value)
     bad_id = int.from_bytes(values[6][1:5], "big")  # type: ignore[index]
     assert set(decoder.counted()) == {  # the batch's messages per schema id, from the same small job
         SchemaMessages("flights", ids[0], "readable", 1),
@@ -178,14 +178,7 @@ def test_json_framed_by_the_registry_reads_as_plain_json_and_every_bad_message_s
     assert reasons[5:] == [f"{UNKNOWN_SCHEMA_ID} 987655", TOMBSTONE]
     for r, value in zip(rows[2:], values[2:], strict=True):  # nothing dropped: the raw bytes, no fields
         assert r["flight"] is None and r["_unknown_fields"] is None
-        expected = (
-            ""
-            if value is None
-            else value.decode()
-            if value.startswith(b"{")
-            else "base64:" + base64.b64encode(value).decode()
-        )
-        assert r["_corrupt_record"] == expected
+        assert r["_corrupt_record"] == raw_value(value)
     assert {(m.schema_id, m.verdict): m.messages for m in decoder.counted()} == {
         (json_id, "readable"): 3, (avro_id, "wrong-type"): 1, (987655, "unknown"): 1,
         (None, "unframed"): 1, (None, "tombstone"): 1,
@@ -275,7 +268,7 @@ def test_protobuf_under_two_schema_versions_reads_as_the_reader_s_message_and_ba
     assert reasons[4] == f"{UNKNOWN_SCHEMA_ID} 987656"
     assert reasons[5].startswith(f"{WRONG_TYPE}: schema id {avro_id} is AVRO")
     for r, value in zip(rows[2:], values[2:], strict=True):  # nothing dropped
-        assert r["flight"] is None and r["_corrupt_record"] == "base64:" + base64.b64encode(value).decode()
+        assert r["flight"] is None and r["_corrupt_record"] == raw_value(value)
     assert [f.name for f in decoder.schema().fields][:3] == ["flight", "seats", "delay_min"]
 
 
