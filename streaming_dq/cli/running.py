@@ -118,7 +118,7 @@ def run(
     from streaming_dq.runtime.fleet import GateFleet
     from streaming_dq.runtime.session import trace_file
     from streaming_dq.sink.lease import CheckpointInUseError
-    from streaming_dq.sources.registry import RegistryUnavailable
+    from streaming_dq.sources.registry import RegistryUnavailableError
 
     out, err = console(), console(stderr=True)
     try:
@@ -186,7 +186,9 @@ def run(
     except (ExporterError, CheckEvaluationError, MissingReferenceDatasetError, JarFetchError) as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from None
-    except RegistryUnavailable as exc:  # before the stream started (the reader schema): a service is down
+    except (
+        RegistryUnavailableError
+    ) as exc:  # before the stream started (the reader schema): a service is down
         err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(EXIT_FAILED) from None
     except KeyboardInterrupt:

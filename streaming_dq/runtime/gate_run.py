@@ -340,7 +340,7 @@ def _kind(check: BaseCheck) -> CheckKind:
 
 
 _EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception): .+)$")
-#: One of this package's exceptions, whatever its name ends with (``RegistryUnavailable``).
+#: One of this package's exceptions, whatever its name ends with.
 _OUR_EXCEPTION_LINE = re.compile(r"^streaming_dq(?:\.\w+)*\.([A-Z]\w*: .+)$")
 
 

@@ -39,7 +39,12 @@ from pyspark.sql.types import StructType
 from streaming_dq.config.source_model import KAFKA_COLUMNS, REGISTRY_COLUMNS
 from streaming_dq.core.outcome import SchemaMessages, SchemaVerdict
 from streaming_dq.exceptions import ConfigError, StreamingDQError
-from streaming_dq.sources.registry_client import RegistryClient, RegistryUnavailable, WriterSchema, resolves
+from streaming_dq.sources.registry_client import (
+    RegistryClient,
+    RegistryUnavailableError,
+    WriterSchema,
+    resolves,
+)
 
 if TYPE_CHECKING:
     from streaming_dq.config.source_model import PayloadSection, SourceSection
@@ -59,7 +64,7 @@ __all__ = [
     "RegistryDecoder",
     "RegistryJsonDecoder",
     "RegistryProtobufDecoder",
-    "RegistryUnavailable",
+    "RegistryUnavailableError",
     "registry_decoder",
     "resolves",
 ]
@@ -152,14 +157,14 @@ class RegistryDecoder:
         """Each id's verdict: None (decodable), or the reason its messages are quarantined.
 
         Raises:
-            RegistryUnavailable: the registry is down and ``unavailable`` is ``retry``.
+            RegistryUnavailableError: the registry is down and ``unavailable`` is ``retry``.
         """
         out: dict[int, str | None] = {}
         for schema_id in ids:
             if schema_id not in self._verdicts:
                 try:
                     writer = self.client.writer_schema(schema_id)
-                except RegistryUnavailable:
+                except RegistryUnavailableError:
                     if self.settings.unavailable == "retry":
                         raise  # the batch fails before it commits: Spark replays it once the registry answers
                     logger.warning("schema id %d: the registry is unreachable; its messages are quarantined",

@@ -23,10 +23,10 @@ from streaming_dq.exceptions import ConfigError, StreamingDQError
 if TYPE_CHECKING:
     from streaming_dq.config.source_model import RegistrySection
 
-__all__ = ["RegistryClient", "RegistryUnavailable", "WriterSchema", "resolves"]
+__all__ = ["RegistryClient", "RegistryUnavailableError", "WriterSchema", "resolves"]
 
 
-class RegistryUnavailable(StreamingDQError, RuntimeError):
+class RegistryUnavailableError(StreamingDQError, RuntimeError):
     """The registry could not be reached or answered with a server error, after the retries."""
 
 
@@ -67,7 +67,7 @@ class RegistryClient:
         """The JSON at ``path``; None for a 404 (an unknown id or subject).
 
         Raises:
-            RegistryUnavailable: no answer, or a 5xx, after ``retries`` retries (the message names the URL
+            RegistryUnavailableError: no answer, or a 5xx, after ``retries`` retries (the message names the URL
                 and the status, never the credentials).
         """
         url = f"{self.base}{path}"
@@ -93,7 +93,7 @@ class RegistryClient:
                     break
             except (urllib.error.URLError, OSError, TimeoutError) as exc:
                 last = str(getattr(exc, "reason", exc))
-        raise RegistryUnavailable(f"the schema registry at {url} did not answer: {last}")
+        raise RegistryUnavailableError(f"the schema registry at {url} did not answer: {last}")
 
     def writer_schema(self, schema_id: int) -> WriterSchema | None:
         """The schema registered under ``schema_id`` (None: the registry does not know it); cached."""

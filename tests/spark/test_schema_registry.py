@@ -29,7 +29,7 @@ from streaming_dq.sources.registry import (
     WRONG_TYPE,
     RegistryAvroDecoder,
     RegistryJsonDecoder,
-    RegistryUnavailable,
+    RegistryUnavailableError,
 )
 
 pytestmark = pytest.mark.spark
@@ -318,7 +318,7 @@ def test_a_registry_that_is_down_fails_the_batch_or_quarantines_as_configured(
     framed = [b"\x00" + (1).to_bytes(4, "big") + b"\x02"]
     reader = tmp_path / "flight.avsc"
     reader.write_text(json.dumps(V2))  # the reader schema from a file: the registry is down
-    with pytest.raises(RegistryUnavailable, match="did not answer"):
+    with pytest.raises(RegistryUnavailableError, match="did not answer"):
         RegistryAvroDecoder(source(closed, reader))(raw(spark, framed)).collect()
     lenient = RegistryAvroDecoder(source(closed, reader, unavailable="quarantine"))
     (row,) = lenient(raw(spark, framed)).collect()

@@ -15,7 +15,7 @@ import pytest
 
 from streaming_dq.config.source_model import RegistrySection
 from streaming_dq.exceptions import ConfigError
-from streaming_dq.sources.registry import RegistryClient, RegistryUnavailable, resolves
+from streaming_dq.sources.registry import RegistryClient, RegistryUnavailableError, resolves
 
 PASSWORD = "s3cr3t-pw-77"
 SCHEMA = {"type": "record", "name": "F", "fields": [{"name": "a", "type": "int"}]}
@@ -85,7 +85,7 @@ def test_the_cache_is_bounded(url: str) -> None:
 
 
 def test_a_server_error_is_retried_then_reported_without_the_credentials(url: str) -> None:
-    with pytest.raises(RegistryUnavailable) as caught:
+    with pytest.raises(RegistryUnavailableError) as caught:
         client(url).writer_schema(3)
     assert _Registry.asked == ["/schemas/ids/3"] * 3  # the first try and 2 retries
     assert "HTTP 503" in str(caught.value) and PASSWORD not in str(caught.value)
@@ -143,18 +143,19 @@ def test_a_json_registry_payload_needs_a_schema_and_declares_the_registry_column
     assert source.detects_unknown_fields  # undeclared keys are kept, as for plain JSON
 
 
-def test_a_stream_failed_by_a_registry_outage_says_so_in_its_one_line() -> None:
+def test_a_stream_failed_by_one_of_the_package_s_errors_says_so_in_its_one_line() -> None:
     """The job printed `the stream failed: An exception was raised by the Python Proxy. Return Message:
-    Traceback ...`: the line picker knew only exceptions named ...Error or ...Exception."""
+    Traceback ...` for a registry outage: the line picker knew only exceptions named ...Error or ...Exception
+    (the registry's was RegistryUnavailable then); the package's own are picked whatever their name."""
     from streaming_dq.runtime.gate_run import first_line
 
-    text = (
-        "An exception was raised by the Python Proxy. Return Message: Traceback (most recent call last):\n"
-        '  File "gate.py", line 1, in __call__\n'
-        "pyspark.errors.exceptions.captured.AnalysisException: not this one\n"
-        "streaming_dq.sources.registry.RegistryUnavailable: the schema registry at http://r/ids/1 did not answer\n"
-    )
-    assert (
-        first_line(RuntimeError(text))
-        == "RegistryUnavailable: the schema registry at http://r/ids/1 did not answer"
-    )
+    for name in ("RegistryUnavailableError", "RegistryDown"):
+        text = (
+            "An exception was raised by the Python Proxy. Return Message: Traceback (most recent call last):\n"
+            '  File "gate.py", line 1, in __call__\n'
+            "pyspark.errors.exceptions.captured.AnalysisException: not this one\n"
+            f"streaming_dq.sources.registry.{name}: the schema registry at http://r/ids/1 did not answer\n"
+        )
+        assert (
+            first_line(RuntimeError(text)) == f"{name}: the schema registry at http://r/ids/1 did not answer"
+        )
