@@ -408,3 +408,74 @@ def test_a_job_reads_a_registry_framed_topic_through_the_broker_and_quarantines_
     assert checked.exit_code == 0, checked.stdout + checked.stderr[-3000:]
     summary = json.loads(checked.stdout)["summary"]
     assert (summary["total_records"], summary["failed_records"]) == (len(values) + len(garbage), len(garbage))
+
+
+def test_protobuf_through_the_broker_with_registry_credentials_that_reach_no_output(
+    spark: Any, schema_registry: str, kafka_bootstrap: str, tmp_path: Any, monkeypatch: Any, caplog: Any
+) -> None:
+    """Protobuf under two schema versions and garbage, produced through the real broker and read by the job
+    (`GateJob`, what `streaming-dq run` runs) with basic-auth credentials from the environment: every message
+    in one table once, the bad ones with their reasons; the password in no table, log line or Delta log."""
+    import logging
+
+    import yaml
+    from confluent_kafka import Producer
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    from streaming_dq.config.loader import load_gate_config
+    from streaming_dq.runtime.job import GateJob
+    from streaming_dq.tables import read_table
+
+    secret = "pw-7Hq2-never-printed"
+    monkeypatch.setenv("REGISTRY_PASSWORD", secret)
+    caplog.set_level(logging.DEBUG)
+    topic = "flights-pb-job"
+    v1, v2 = proto_classes(tmp_path, "v1"), proto_classes(tmp_path, "v2", "\n  optional int32 delay_min = 3;")
+    client = SchemaRegistryClient({"url": schema_registry})
+    context = SerializationContext(topic, MessageField.VALUE)
+    conf = {"use.deprecated.format": False}
+    first, second = (
+        ProtobufSerializer(v1["Flight"], client, conf),
+        ProtobufSerializer(v2["Flight"], client, conf),
+    )
+    values: list[bytes | None] = [
+        first(v1["Flight"](flight=f"LH{i}", seats=10 + i), context) for i in range(20)
+    ]
+    values += [second(v2["Flight"](flight=f"AF{i}", seats=50 + i, delay_min=i), context) for i in range(20)]
+    garbage = [b"junk", values[-1][:8], None]  # type: ignore[index]
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    for i, value in enumerate(values + garbage):
+        producer.produce(topic, key=f"P{i}".encode(), value=value)
+    assert producer.flush(30) == 0
+    config = tmp_path / "flights.yaml"
+    config.write_text(yaml.safe_dump({
+        "gate": {"name": "flights_pb", "event-time": "kafka_timestamp"},
+        "source": {"format": "kafka", "bootstrap-servers": kafka_bootstrap, "subscribe": topic,
+                   "value": {"format": "protobuf-registry", "message": "air.Flight",
+                             "registry": {"url": schema_registry,
+                                          "basic-auth": {"user": "gate", "password": "${REGISTRY_PASSWORD}"}}},
+                   "trigger": "available-now"},
+        "checkpoint": "state",
+        "targets": {"pass": "pass", "quarantine": "quarantine", "results": "results"},
+        "checks": [{"check": "numeric-min-check", "check-id": "seats-positive", "columns": ["seats"], "min-value": 1}],
+    }, sort_keys=False))  # fmt: skip
+    totals = GateJob(load_gate_config(config), session=spark).run(timeout=600)
+    assert not totals.failed, totals.error
+    passed = read_table(str(tmp_path / "pass")).to_pylist()
+    quarantined = read_table(str(tmp_path / "quarantine")).to_pylist()
+    assert totals.rows_in == len(values) + len(garbage) == len(passed) + len(quarantined)
+    assert sorted((r["flight"], r["delay_min"]) for r in passed) == sorted(
+        [(f"LH{i}", None) for i in range(20)] + [(f"AF{i}", i) for i in range(20)]
+    )
+    last_id = int.from_bytes(values[-1][1:5], "big")  # type: ignore[index]
+    assert sorted(r["kafka_decode_error"] for r in quarantined) == sorted(
+        [NO_MAGIC_BYTE, f"{CORRUPT_PAYLOAD} (schema id {last_id})", TOMBSTONE]
+    )
+    # the password: in no row of any table, no log line, no file the job wrote
+    tables = [read_table(str(tmp_path / t)).to_pylist() for t in ("pass", "quarantine", "results")]
+    assert secret not in repr(tables) and secret not in caplog.text
+    for file in tmp_path.rglob("*"):
+        if file.is_file():  # the config names the variable, not the password
+            assert secret.encode() not in file.read_bytes(), file
