@@ -18,7 +18,7 @@ Per router (``driver``: delta-rs, the embedded default; ``distributed``: Spark's
 through a gate with a null check and a range check, the variants interleaved batch by batch, each into its own
 tables. Reported: wall and CPU seconds (Python driver + JVM) per variant over all batches, microseconds per
 message, the ratios to ``json``, and the registry's HTTP requests per batch. Writes
-``benchmarks/results/registry-decode-latest.json``.
+``benchmarks/results/registry-decode-latest.json``: the last ``--keep`` runs (3) and the median ratios over them.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import io
 import json
 import os
 import shutil
+import statistics
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -215,6 +216,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--batch", type=int, default=100_000)
+    parser.add_argument(
+        "--keep", type=int, default=3, help="Runs kept in the results file (medians over them)."
+    )
     args = parser.parse_args()
     from streaming_dq.devtools.local_registry import local_registry
     from streaming_dq.runtime.jvm import spark_conf
@@ -229,9 +233,30 @@ def main() -> None:
             "protobuf": register_proto(url),
         }
         result = measure(spark, url, ids, args.messages, args.batch)
-    result["note"] = "totals over the batches after a warm-up batch; one run"
-    save_result(RESULTS, {"benchmark": "registry-decode", **result})
+    result["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    save_result(RESULTS, with_run(RESULTS, result, keep=args.keep))
     shutil.rmtree(WORK, ignore_errors=True)
+
+
+def with_run(path: Path, result: dict[str, Any], *, keep: int) -> dict[str, Any]:
+    """The results file with this run added to its last ``keep - 1`` runs of the same size, and the median
+    ratios to plain JSON over them (this machine swings: one run is not a ratio)."""
+    before = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    same = [
+        r
+        for r in before.get("runs", [])
+        if (r["messages"], r["batch"]) == (result["messages"], result["batch"])
+    ]
+    runs = [*same[-(keep - 1) :], result] if keep > 1 else [result]
+    medians = {
+        f"median_over_json_{router}": {
+            v: statistics.median(r[router]["over_json"][v] for r in runs) for v in result[router]["over_json"]
+        }
+        for router in ("driver", "distributed")
+    }
+    note = "totals over the batches after a warm-up batch, per run; medians over the runs kept"
+    return {"benchmark": "registry-decode", "messages": result["messages"], "batch": result["batch"],
+            "note": note, **medians, "runs": runs}  # fmt: skip
 
 
 if __name__ == "__main__":
