@@ -337,13 +337,51 @@ def test_the_registry_listens_on_the_loopback_only(schema_registry: str) -> None
             assert s.connect_ex((address, port)) != 0, f"the registry answers on {address}"
 
 
+def run_flights_job(
+    spark: Any,
+    tmp_path: Any,
+    kafka_bootstrap: str,
+    topic: str,
+    gate: str,
+    value: dict[str, Any],
+    messages: list[bytes | None],
+) -> tuple[Any, list[dict[str, Any]], list[dict[str, Any]]]:
+    """``messages`` produced to ``topic`` through the real broker (keys F0, F1 ...), then read once by the job
+    (`GateJob`, what `streaming-dq run` runs) with ``value`` as its payload; every message in one table.
+    Returns the config's path, the pass rows and the quarantined rows."""
+    import yaml
+    from confluent_kafka import Producer
+
+    from streaming_dq.config.loader import load_gate_config
+    from streaming_dq.runtime.job import GateJob
+    from streaming_dq.tables import read_table
+
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    for i, message in enumerate(messages):
+        producer.produce(topic, key=f"F{i}".encode(), value=message)
+    assert producer.flush(30) == 0
+    config = tmp_path / "flights.yaml"
+    config.write_text(yaml.safe_dump({
+        "gate": {"name": gate, "event-time": "kafka_timestamp"},
+        "source": {"format": "kafka", "bootstrap-servers": kafka_bootstrap, "subscribe": topic,
+                   "value": value, "trigger": "available-now"},
+        "checkpoint": "state",
+        "targets": {"pass": "pass", "quarantine": "quarantine", "results": "results"},
+        "checks": [{"check": "numeric-min-check", "check-id": "seats-positive", "columns": ["seats"], "min-value": 1}],
+    }, sort_keys=False))  # fmt: skip
+    totals = GateJob(load_gate_config(config), session=spark).run(timeout=600)
+    assert not totals.failed, totals.error
+    passed = read_table(str(tmp_path / "pass")).to_pylist()
+    quarantined = read_table(str(tmp_path / "quarantine")).to_pylist()
+    assert totals.rows_in == len(messages) == len(passed) + len(quarantined)
+    return config, passed, quarantined
+
+
 def test_a_job_reads_a_registry_framed_topic_through_the_broker_and_quarantines_what_it_cannot_decode(
     spark: Any, schema_registry: str, kafka_bootstrap: str, tmp_path: Any
 ) -> None:
     """Flights produced under two schemas and some garbage, through the real broker: every message in exactly
     one table, each bad one with its coordinates, schema id and reason; a rerun reads nothing twice."""
-    import yaml
-    from confluent_kafka import Producer
 
     from streaming_dq.config.loader import load_gate_config
     from streaming_dq.runtime.job import GateJob
@@ -357,25 +395,10 @@ def test_a_job_reads_a_registry_framed_topic_through_the_broker_and_quarantines_
     values: list[bytes | None] = [v1({"flight": f"LH{i}", "seats": 100 + i}) for i in range(30)]
     values += [v2({"flight": f"AF{i}", "seats": 200 + i, "delay_min": i or None}) for i in range(30)]
     garbage = [b"not avro", b"\x00\x00\x00\x00", values[0][:6], None]
-    producer = Producer({"bootstrap.servers": kafka_bootstrap})
-    for i, value in enumerate(values + garbage):
-        producer.produce(topic, key=f"F{i}".encode(), value=value)
-    assert producer.flush(30) == 0
-    config = tmp_path / "flights.yaml"
-    config.write_text(yaml.safe_dump({
-        "gate": {"name": "flights", "event-time": "kafka_timestamp"},
-        "source": {"format": "kafka", "bootstrap-servers": kafka_bootstrap, "subscribe": topic,
-                   "value": {"format": "avro-registry", "registry": {"url": schema_registry}},
-                   "trigger": "available-now"},
-        "checkpoint": "state",
-        "targets": {"pass": "pass", "quarantine": "quarantine", "results": "results"},
-        "checks": [{"check": "numeric-min-check", "check-id": "seats-positive", "columns": ["seats"], "min-value": 1}],
-    }, sort_keys=False))  # fmt: skip
-    totals = GateJob(load_gate_config(config), session=spark).run(timeout=600)
-    assert not totals.failed, totals.error
-    passed = read_table(str(tmp_path / "pass")).to_pylist()
-    quarantined = read_table(str(tmp_path / "quarantine")).to_pylist()
-    assert totals.rows_in == len(values) + len(garbage) == len(passed) + len(quarantined)
+    value = {"format": "avro-registry", "registry": {"url": schema_registry}}
+    config, passed, quarantined = run_flights_job(
+        spark, tmp_path, kafka_bootstrap, topic, "flights", value, values + garbage
+    )
     assert sorted(r["flight"] for r in passed) == sorted(
         [f"LH{i}" for i in range(30)] + [f"AF{i}" for i in range(30)]
     )
@@ -418,14 +441,10 @@ def test_protobuf_through_the_broker_with_registry_credentials_that_reach_no_out
     in one table once, the bad ones with their reasons; the password in no table, log line or Delta log."""
     import logging
 
-    import yaml
-    from confluent_kafka import Producer
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
 
-    from streaming_dq.config.loader import load_gate_config
-    from streaming_dq.runtime.job import GateJob
     from streaming_dq.tables import read_table
 
     secret = "pw-7Hq2-never-printed"
@@ -445,27 +464,11 @@ def test_protobuf_through_the_broker_with_registry_credentials_that_reach_no_out
     ]
     values += [second(v2["Flight"](flight=f"AF{i}", seats=50 + i, delay_min=i), context) for i in range(20)]
     garbage = [b"junk", values[-1][:8], None]  # type: ignore[index]
-    producer = Producer({"bootstrap.servers": kafka_bootstrap})
-    for i, value in enumerate(values + garbage):
-        producer.produce(topic, key=f"P{i}".encode(), value=value)
-    assert producer.flush(30) == 0
-    config = tmp_path / "flights.yaml"
-    config.write_text(yaml.safe_dump({
-        "gate": {"name": "flights_pb", "event-time": "kafka_timestamp"},
-        "source": {"format": "kafka", "bootstrap-servers": kafka_bootstrap, "subscribe": topic,
-                   "value": {"format": "protobuf-registry", "message": "air.Flight",
-                             "registry": {"url": schema_registry,
-                                          "basic-auth": {"user": "gate", "password": "${REGISTRY_PASSWORD}"}}},
-                   "trigger": "available-now"},
-        "checkpoint": "state",
-        "targets": {"pass": "pass", "quarantine": "quarantine", "results": "results"},
-        "checks": [{"check": "numeric-min-check", "check-id": "seats-positive", "columns": ["seats"], "min-value": 1}],
-    }, sort_keys=False))  # fmt: skip
-    totals = GateJob(load_gate_config(config), session=spark).run(timeout=600)
-    assert not totals.failed, totals.error
-    passed = read_table(str(tmp_path / "pass")).to_pylist()
-    quarantined = read_table(str(tmp_path / "quarantine")).to_pylist()
-    assert totals.rows_in == len(values) + len(garbage) == len(passed) + len(quarantined)
+    registry = {"url": schema_registry, "basic-auth": {"user": "gate", "password": "${REGISTRY_PASSWORD}"}}
+    value = {"format": "protobuf-registry", "message": "air.Flight", "registry": registry}
+    _config, passed, quarantined = run_flights_job(
+        spark, tmp_path, kafka_bootstrap, topic, "flights_pb", value, values + garbage
+    )
     assert sorted((r["flight"], r["delay_min"]) for r in passed) == sorted(
         [(f"LH{i}", None) for i in range(20)] + [(f"AF{i}", i) for i in range(20)]
     )
