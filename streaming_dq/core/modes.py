@@ -11,6 +11,8 @@ from typing import Any, Literal, get_args
 from streaming_dq.exceptions import ConfigError
 
 __all__ = [
+    "BATCH_COMMIT_ORDER",
+    "RELEASE_COMMIT_ORDER",
     "AggregateFailurePolicy",
     "BandKind",
     "CloseWindows",
@@ -25,6 +27,7 @@ __all__ = [
     "Routing",
     "Season",
     "SourceFormat",
+    "TableRole",
     "TargetRole",
     "UnknownFields",
     "WriterName",
@@ -40,6 +43,15 @@ Routing = Literal["auto", "driver", "distributed"]
 RouterName = Literal["driver", "distributed"]
 #: The tables of a gate that take one commit per batch (the metrics table is the tracker's).
 TargetRole = Literal["pass", "quarantine", "results"]
+#: Every table a batch commits to: the row-level tables, the keys seen across batches, the metrics table.
+TableRole = Literal["pass", "quarantine", "keys", "results", "metrics"]
+#: The ONE order of a batch's commits (``sink/commit.py`` runs it, ``streaming-dq doctor`` checks it): the rows,
+#: the keys the rows carried, the results (the batch-complete marker of the row-level tables), then LAST the
+#: metrics table, so that a table later in the order never holds a batch an earlier one lacks.
+BATCH_COMMIT_ORDER: tuple[TableRole, ...] = ("pass", "quarantine", "keys", "results", "metrics")
+#: The order of a release's commits per chunk (``release/runner.py``): the rows marked in the quarantine table,
+#: the released ones appended to the pass table, then the chunk's record in the results table.
+RELEASE_COMMIT_ORDER: tuple[TableRole, ...] = ("quarantine", "pass", "results")
 #: What a failed aggregate check does to its batch.
 AggregateFailurePolicy = Literal["quarantine-batch", "stop"]
 #: What a batch whose schema differs from the pass table's does.

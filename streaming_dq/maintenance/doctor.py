@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from streaming_dq.core.modes import BATCH_COMMIT_ORDER
 from streaming_dq.tables import DeltaTarget
 from streaming_dq.tables.objects import object_store
 from streaming_dq.tables.storage import delta_rs_options
@@ -35,8 +36,6 @@ from streaming_dq.tables.storage import delta_rs_options
 __all__ = ["Finding", "LogCommit", "examine", "read_log", "repair"]
 
 FindingKind = Literal["duplicate-commit", "commit-order"]
-#: The order in which the gate commits a stream's batch to its tables (:mod:`streaming_dq.sink.commit`).
-COMMIT_ORDER = ("pass", "quarantine", "keys", "results", "metrics")
 #: The commit info's client of a repair commit (so a later audit knows the duplicate was mended).
 CLIENT = "streaming-dq-doctor"
 
@@ -193,7 +192,7 @@ def _rows(add: Mapping[str, Any]) -> int | None:
 
 
 def _order(targets: Mapping[str, DeltaTarget], logs: Mapping[str, list[LogCommit]]) -> list[Finding]:
-    """A stream's batch recorded by a later table of :data:`COMMIT_ORDER` and missing from an earlier one."""
+    """A stream's batch recorded by a later table of :data:`~streaming_dq.core.modes.BATCH_COMMIT_ORDER` and missing from an earlier one."""
     latest: dict[str, dict[str, int]] = {}
     for role, log in logs.items():
         versions: dict[str, int] = {}
@@ -203,7 +202,7 @@ def _order(targets: Mapping[str, DeltaTarget], logs: Mapping[str, list[LogCommit
                     versions[app_id] = max(version, versions.get(app_id, -1))
         latest[role] = versions
     out = []
-    roles = [r for r in COMMIT_ORDER if r in latest]
+    roles = [r for r in BATCH_COMMIT_ORDER if r in latest]
     for i, later in enumerate(roles):
         for earlier in roles[:i]:
             for app_id, version in latest[later].items():

@@ -22,12 +22,14 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from streaming_dq.core.modes import RELEASE_COMMIT_ORDER, TableRole
 from streaming_dq.core.outcome_rows import results_table
 from streaming_dq.core.results_log import DISCARD_KIND, START_SUFFIX, discard_rows
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.release.judge import current_errors, quarantined_for
 from streaming_dq.release.runner import new_release_id, who
 from streaming_dq.release.store import Store, results_target, store_for, string_literal, timestamp_literal
+from streaming_dq.sink.commit import Write, commit_in_order
 from streaming_dq.sink.schemas import GATE_COLUMN, VALIDATION_TS_COLUMN
 from streaming_dq.tables import AppTransaction
 from streaming_dq.tables.reading import sql_literal
@@ -147,14 +149,23 @@ def discard(
     elif dry_run:
         return _report(gate.name, discard_id, app_id, True, True, cutoff, counts, started)
     txn = AppTransaction(app_id, 0)
-    done = store.committed(store.quarantine, app_id)
-    if counts.get(None, 0) and (done is None or done < 0):
-        store.replace(store.rows(predicate).where(~chosen), predicate, txn)  # the rows kept, in one commit
     head = {"gate": gate.name, "app_id": app_id, "batch_id": None}
-    with writing(results, None):
-        writer.write_once(
-            results, results_table(discard_rows(head, "finished", datetime.now(UTC), counts)), txn
+
+    def finished() -> None:
+        with writing(results, None):
+            writer.append(
+                results, results_table(discard_rows(head, "finished", datetime.now(UTC), counts)), txn
+            )
+
+    # a discard commits in a release's order, with no pass rows: the rows kept (one commit), then the record
+    writes: dict[TableRole, Write] = {"results": Write(results, finished)}
+    if counts.get(None, 0):
+        writes["quarantine"] = Write(
+            store.quarantine, lambda: store.replace(store.rows(predicate).where(~chosen), predicate, txn)
         )
+    commit_in_order(
+        RELEASE_COMMIT_ORDER, writes, txn, writer=writer, spark=spark, gate=gate.name, unit="discard"
+    )
     report = _report(gate.name, discard_id, app_id, False, resumed, cutoff, counts, started)
     logger.info(
         "gate %r: discard %s: %d quarantined row(s) validated before %s deleted",

@@ -5,11 +5,13 @@ The walk (each step a committed unit of work, so a SIGKILL anywhere leaves a sta
 1. find an unfinished release of the gate (:class:`~streaming_dq.release.ledger.Ledger`): with the same
    request it is resumed, under its id; with another the release is refused, naming it;
 2. else record the start (the request, who ran it);
-3. if the last chunk's quarantine commit happened and its pass commit did not, make the pass commit;
+3. if the last chunk's quarantine commit happened and its pass commit or record did not, make them;
 4. plan chunks over the selected rows not yet judged by this release (batches, up to ``chunk_rows`` rows);
-5. per chunk: judge its rows, replace them in the quarantine table (commit 1), append the rows it marked
-   ``released`` to the pass table (commit 2), record its counts; a commit that meets a concurrent one is
-   retried from a fresh read;
+5. per chunk, in :data:`~streaming_dq.core.modes.RELEASE_COMMIT_ORDER` under ``(<gate>/release/<id>, chunk
+   number)``, run by the sink's one commit sequencer (:func:`~streaming_dq.sink.commit.commit_in_order`,
+   which skips a table that has the chunk already): judge its rows and replace them in the quarantine table
+   (a commit that meets a concurrent one is retried from a fresh read), append the rows it marked
+   ``released`` to the pass table, record its counts in the results table;
 6. record the end with the totals.
 """
 
@@ -29,10 +31,12 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from streaming_dq.core.modes import RELEASE_COMMIT_ORDER, TableRole
 from streaming_dq.exceptions import ConfigError, TargetWriteError
 from streaming_dq.release.judge import RELEASED, ReleaseJudge, ReleaseStamp, input_columns_of, quarantined_for
 from streaming_dq.release.ledger import Counts, Ledger, total
 from streaming_dq.release.store import Chunk, Store, marked_predicate, results_target, store_for
+from streaming_dq.sink.commit import Write, commit_in_order
 from streaming_dq.sink.schemas import BATCH_ID_COLUMN, RELEASE_COLUMN, VALIDATION_TS_COLUMN
 from streaming_dq.tables import AppTransaction
 
@@ -188,15 +192,13 @@ class _Release:
         last = self.store.committed(self.store.quarantine, app_id)
         if last is not None:
             if last not in chunks:  # its pass commit or its record did not happen: finish it
-                chunks[last] = self._finish_chunk(app_id, release_id, last, started)
+                chunks[last] = self._commit_chunk(app_id, release_id, last, None, started)
             number = last + 1
         else:
             number = 0
         planned = self._plan(release_id, since)
         for i, chunk in enumerate(planned):
-            t0 = time.monotonic()
-            self._mark(app_id, release_id, number, chunk)
-            chunks[number] = self._finish_chunk(app_id, release_id, number, t0)
+            chunks[number] = self._commit_chunk(app_id, release_id, number, chunk, time.monotonic())
             if self.progress is not None:
                 self.progress(i + 1, len(planned), chunks[number])
             number += 1
@@ -282,16 +284,56 @@ class _Release:
         fixes = "; ".join(str(f) for f in self.request.fixes) or None
         return ReleaseStamp(release_id, datetime.now(UTC), self.by, fixes, chunk)
 
-    def _mark(self, app_id: str, release_id: str, number: int, chunk: Chunk) -> None:
-        """Commit 1: the chunk's rows replaced by themselves with ``_dq_release`` set; retried from a fresh
-        read when a concurrent commit conflicts."""
+    def _commit_chunk(
+        self, app_id: str, release_id: str, number: int, chunk: Chunk | None, started: float
+    ) -> Counts:
+        """A chunk's commits in :data:`~streaming_dq.core.modes.RELEASE_COMMIT_ORDER`, each made only when its
+        table lacks ``(app id, chunk number)`` (``chunk`` None: its rows are marked already, the rest is
+        finished); its counts."""
         txn = AppTransaction(app_id, number)
+        counted: list[Counts] = []
+
+        def counts() -> Counts:  # read from the marked rows once the quarantine commit is made
+            if not counted:
+                marked = self.store.rows(marked_predicate(release_id, number, None))
+                counted.append(count_judged(marked, release_id, self.gate.options.fail_levels))
+            return counted[0]
+
+        def append_released() -> None:
+            released = counts().get(None, (0, 0))[0]
+            if released:  # no empty commits
+                marked = self.store.rows(marked_predicate(release_id, number, RELEASED))
+                self.store.append_pass(self.judge.released(marked, self.pass_columns), txn, released)
+
+        def record() -> None:
+            self.ledger.chunk(app_id, number, counts(), datetime.now(UTC), time.monotonic() - started)
+
+        writes: dict[TableRole, Write] = {
+            "pass": Write(self.store.pass_, append_released),
+            "results": Write(self.ledger.results, record),
+        }
+        if chunk is not None:
+            writes["quarantine"] = Write(self.store.quarantine, lambda: self._mark(txn, release_id, chunk))
+        commit_in_order(
+            RELEASE_COMMIT_ORDER,
+            writes,
+            txn,
+            writer=self.store.writer,
+            spark=self.spark,
+            gate=self.gate.name,
+            unit="release chunk",
+        )
+        return counts()
+
+    def _mark(self, txn: AppTransaction, release_id: str, chunk: Chunk) -> None:
+        """The chunk's rows replaced by themselves with ``_dq_release`` set; retried from a fresh read when a
+        concurrent commit conflicts."""
         predicate = chunk.predicate(self.gate.name)
         for attempt in range(1, _ATTEMPTS + 1):
-            done = self.store.committed(self.store.quarantine, app_id)
-            if done is not None and done >= number:  # an earlier attempt committed, its answer was lost
+            done = self.store.committed(self.store.quarantine, txn.app_id)
+            if done is not None and done >= txn.version:  # an earlier attempt committed, its answer was lost
                 return
-            judged = self.judge.judged(self.store.rows(predicate), self._stamp(release_id, number))
+            judged = self.judge.judged(self.store.rows(predicate), self._stamp(release_id, txn.version))
             try:
                 self.store.replace(judged, predicate, txn)
                 return
@@ -302,28 +344,12 @@ class _Release:
                     "gate %r: release %s chunk %d met a concurrent commit (attempt %d of %d), reading it again: %s",
                     self.gate.name,
                     release_id,
-                    number,
+                    txn.version,
                     attempt,
                     _ATTEMPTS,
                     exc.reason if hasattr(exc, "reason") else exc,
                 )
                 time.sleep(0.2 * attempt)
-
-    def _finish_chunk(self, app_id: str, release_id: str, number: int, started: float) -> Counts:
-        """Commit 2 (the pass rows, when the pass table lacks them) and the chunk's record."""
-        counts = count_judged(
-            self.store.rows(marked_predicate(release_id, number, None)),
-            release_id,
-            self.gate.options.fail_levels,
-        )
-        released = counts.get(None, (0, 0))[0]
-        done = self.store.committed(self.store.pass_, app_id)
-        if released and (done is None or done < number):  # no empty commits
-            marked = self.store.rows(marked_predicate(release_id, number, RELEASED))
-            rows = self.judge.released(marked, self.pass_columns)
-            self.store.append_pass(rows, AppTransaction(app_id, number), released)
-        self.ledger.chunk(app_id, number, counts, datetime.now(UTC), time.monotonic() - started)
-        return counts
 
     def _dry_run(self, started: float) -> ReleaseReport:
         release_id = "dry-run"

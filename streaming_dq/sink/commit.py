@@ -13,25 +13,27 @@ a batch, and a second process's commit of the same version is refused by the tab
 6. LAST the metrics table: once it has the batch, every other table has it too;
 7. the participants learn the batch is committed.
 
-A replay writes only what is missing. The end of the input (:meth:`BatchCommitter.close_windows`) commits
-through the same tail (results, then metrics last).
+Steps 3 to 6 are :data:`~streaming_dq.core.modes.BATCH_COMMIT_ORDER`, written once there: one loop here
+runs it (:func:`commit_in_order`), and ``streaming-dq doctor`` checks the tables against the same
+constant. A replay writes only what is missing. The end of the input (:meth:`BatchCommitter.close_windows`)
+commits through the same loop (results, then metrics last).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from streaming_dq.core.modes import TargetRole
+from streaming_dq.core.modes import BATCH_COMMIT_ORDER, TableRole, TargetRole
 from streaming_dq.sink.batch_history import BatchHistory, batch_anomaly_checks
 from streaming_dq.sink.jobs import described, phase_description
 from streaming_dq.sink.records import BatchContext, window_results
-from streaming_dq.sink.rows import ROW_ROLES
+from streaming_dq.sink.rows import ROW_ROLES, TableRows
 from streaming_dq.sink.seen_keys import SeenKeys, no_key_rows, stream_key_checks
 from streaming_dq.sink.tracker import MetricsTracker
 from streaming_dq.tables import AppTransaction, DeltaTarget, TableWriter
@@ -50,7 +52,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("streaming_dq.gate")
 
-__all__ = ["END_OF_INPUT", "BatchCommitter", "BatchParticipant", "Pending"]
+__all__ = ["END_OF_INPUT", "BatchCommitter", "BatchParticipant", "Pending", "Write", "commit_in_order"]
 
 #: The app id suffix of the commits that close the windows left open at the end of the input.
 END_OF_INPUT = "/end-of-input"
@@ -72,6 +74,51 @@ class BatchParticipant(Protocol):
 
 
 P = TypeVar("P")
+
+
+@dataclass(frozen=True)
+class Write:
+    """One commit of a transaction: its table, and the write that records the transaction there (a write turns
+    its back end's errors into :class:`~streaming_dq.exceptions.TargetWriteError` itself, by
+    :func:`~streaming_dq.tables.targets.writing`)."""
+
+    target: DeltaTarget
+    run: Callable[[], object]
+
+
+def commit_in_order(
+    order: Sequence[TableRole],
+    writes: Mapping[TableRole, Write],
+    txn: AppTransaction,
+    *,
+    writer: TableWriter | None = None,
+    spark: SparkSession | None = None,
+    gate: str = "",
+    unit: str = "batch",
+) -> list[TableRole]:
+    """Run ``writes`` in ``order``: the ONE place a transaction's commits are sequenced, for a batch
+    (:data:`~streaming_dq.core.modes.BATCH_COMMIT_ORDER`), the end of the input, and a release's chunk
+    (:data:`~streaming_dq.core.modes.RELEASE_COMMIT_ORDER`). With ``writer``, a write whose table already
+    records ``txn`` is skipped (a rerun after a crash writes only what is missing); without one the caller
+    has asked the tables already (a batch's replay check). Each write's Spark jobs carry its table's role
+    (``streaming_dq <gate> <unit> <version>: write <role>``).
+
+    Returns:
+        The roles written.
+    """
+    done: list[TableRole] = []
+    for role in order:
+        write = writes.get(role)
+        if write is None:
+            continue
+        if writer is not None:
+            with writing(write.target, txn.version):
+                if writer.is_committed(write.target, txn):
+                    continue
+        with described(spark, phase_description(gate, txn.version, f"write {role}", unit)):
+            write.run()
+        done.append(role)
+    return done
 
 
 @dataclass(frozen=True)
@@ -167,7 +214,7 @@ class BatchCommitter:
         for participant in self.participants:
             participant.invalidate()
 
-    def commit(
+    def commit_batch(
         self,
         writer: TableWriter,
         spark: SparkSession,
@@ -178,61 +225,61 @@ class BatchCommitter:
         started: float,
         maintenance: MaintenanceReport | None = None,
     ) -> BatchOutcome:
-        """The batch's writes in their one order (see the module); what is committed already is not written
-        again.
+        """The batch's writes in the one order (:data:`~streaming_dq.core.modes.BATCH_COMMIT_ORDER`); what is
+        committed already is not written again.
 
         Raises:
             TargetWriteError: A write failed: nothing is reported, Spark replays the batch.
         """
         txn = AppTransaction(ctx.app_id, ctx.batch_id)
-        for role in ROW_ROLES:
-            target = pending.tables.get(role)
-            if target is not None:
-                with writing(target, ctx.batch_id), self._described(spark, ctx, f"write {role}"):
-                    split.rows_for(role).append(writer, target, txn)
-        if pending.keys is not None:  # a batch quarantined whole, unjudged, records no key: an empty commit
-            keys = split.keys.rows if split.keys is not None else no_key_rows()
-            with writing(pending.keys, ctx.batch_id), self._described(spark, ctx, "write keys"):
-                keys.append(writer, pending.keys, txn)
         routed = split.routed
         update = None
         if pending.metrics:
             assert self.tracker is not None
             update = self.tracker.update(ctx.batch_id, routed.window_states, routed.event_time.max)
-        rows = None
+        writes: dict[TableRole, Write] = {
+            role: _append(split.rows_for(role), writer, target, txn)
+            for role, target in pending.tables.items()
+            if role in ROW_ROLES
+        }
+        if pending.keys is not None:  # a batch quarantined whole, unjudged, records no key: an empty commit
+            keys = split.keys.rows if split.keys is not None else no_key_rows()
+            writes["keys"] = _append(keys, writer, pending.keys, txn)
         if "results" in pending.tables:
-            duration = time.monotonic() - started
-            rows = routed.results(ctx, update, duration_seconds=duration, maintenance=maintenance)
-        self._commit_tail(writer, spark, ctx, rows, routed.decision, update if pending.metrics else None,
-                          metrics=pending.metrics)  # fmt: skip
+
+            def results() -> pa.Table:
+                duration = time.monotonic() - started
+                return routed.results(ctx, update, duration_seconds=duration, maintenance=maintenance)
+
+            writes["results"] = self._results_write(writer, txn, results)
+        if pending.metrics:
+            writes["metrics"] = self._metrics_write(ctx, routed.decision, update)
+        commit_in_order(BATCH_COMMIT_ORDER, writes, txn, spark=spark, gate=ctx.gate)
         for participant in self.participants:
             participant.committed(ctx, split)
         outcome = routed.outcome(ctx, "committed", started, update)
         seen = self.participant(SeenKeys)
         return outcome if seen.state is None else replace(outcome, keys=seen.state)
 
-    def _commit_tail(
-        self,
-        writer: TableWriter,
-        spark: SparkSession | None,
-        ctx: BatchContext,
-        results: pa.Table | None,
-        decision: BatchDecision | None,
-        update: WindowUpdate | None,
-        *,
-        metrics: bool,
-    ) -> None:
-        """The results rows (when given), then the metrics table LAST (when pending)."""
-        txn = AppTransaction(ctx.app_id, ctx.batch_id)
-        if results is not None:
-            target = self.targets["results"]
-            with writing(target, ctx.batch_id), self._described(spark, ctx, "write results"):
-                # older results tables lack the newer columns: their schema is merged
-                writer.append(target, results, txn, merge_schema=True)
-        if metrics:
-            assert self.tracker is not None
-            with writing(self.tracker.target, ctx.batch_id), self._described(spark, ctx, "write metrics"):
-                self.tracker.commit(
+    def _results_write(self, writer: TableWriter, txn: AppTransaction, rows: Callable[[], pa.Table]) -> Write:
+        # older results tables lack the newer columns: their schema is merged
+        target = self.targets["results"]
+
+        def append() -> None:
+            with writing(target, txn.version):
+                writer.append(target, rows(), txn, merge_schema=True)
+
+        return Write(target, append)
+
+    def _metrics_write(
+        self, ctx: BatchContext, decision: BatchDecision | None, update: WindowUpdate | None
+    ) -> Write:
+        tracker = self.tracker
+        assert tracker is not None
+
+        def commit() -> None:
+            with writing(tracker.target, ctx.batch_id):
+                tracker.commit(
                     app_id=ctx.app_id,
                     batch_id=ctx.batch_id,
                     decision=decision,
@@ -240,14 +287,14 @@ class BatchCommitter:
                     update=update,
                 )
 
-    @staticmethod
-    def _described(spark: SparkSession | None, ctx: BatchContext, phase: str) -> AbstractContextManager[None]:
-        return described(spark, phase_description(ctx.gate, ctx.batch_id, phase))
+        return Write(tracker.target, commit)
 
     def close_windows(self, writer: TableWriter, gate: str, app_id: str) -> WindowUpdate | None:
-        """Judge and commit the windows still open after the last committed batch (see
-        ``QualityGate.close_windows``): results first, the metrics table last, both under
-        ``(<app id>/end-of-input, last batch id)``.
+        """Judge and commit the windows still open after the last committed batch (``QualityGate.close_windows``):
+        every check's open windows up to its last one that holds rows, once. Results first, the metrics table
+        last, both under ``(<app id>/end-of-input, last batch id)``: a rerun after the same last batch, or after
+        a crash half-way, writes each verdict once; after later batches a new call closes the windows those
+        opened.
 
         Returns:
             The committed update; None without window-scoped checks, before the first batch, or when this end
@@ -265,12 +312,16 @@ class BatchCommitter:
         try:
             update = tracker.close_open_windows(txn.version)
             assert update is not None
-            results = None
+            writes: dict[TableRole, Write] = {}
             if "results" in self.targets and update.closed:
                 with writing(self.targets["results"], txn.version):
                     if not writer.is_committed(self.targets["results"], txn):
-                        results = window_results(ctx, update.closed)
-            self._commit_tail(writer, None, ctx, results, None, update, metrics=True)
+                        closed = update.closed
+                        writes["results"] = self._results_write(
+                            writer, txn, lambda: window_results(ctx, closed)
+                        )
+            writes["metrics"] = self._metrics_write(ctx, None, update)
+            commit_in_order(BATCH_COMMIT_ORDER, writes, txn, gate=gate)
         except Exception:
             tracker.invalidate()  # it judged windows that were not committed
             raise
@@ -281,3 +332,11 @@ class BatchCommitter:
             len(update.closed),
         )
         return update
+
+
+def _append(rows: TableRows, writer: TableWriter, target: DeltaTarget, txn: AppTransaction) -> Write:
+    def append() -> None:
+        with writing(target, txn.version):
+            rows.append(writer, target, txn)
+
+    return Write(target, append)

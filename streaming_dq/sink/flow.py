@@ -102,12 +102,12 @@ class BatchFlow:
             committer.prepared(writer, ctx),
             self._validated(router, df, job, drift, action, writer) as validated,
         ):
-            outcome = committer.commit(
+            outcome = committer.commit_batch(
                 writer,
                 df.sparkSession,
                 ctx,
                 pending,
-                validated.split(),
+                validated.split_rows(),
                 started=started,
                 maintenance=self.unreported_maintenance if "results" in pending.tables else None,
             )

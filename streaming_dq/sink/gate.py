@@ -8,7 +8,9 @@ The gate conducts; each part has a room of its own:
   pass, the rows written by the router of :mod:`~streaming_dq.sink.routers`);
 - :mod:`~streaming_dq.sink.commit`: the commit order (rows, then results, then the metrics table last), every
   commit recording ``(app id, batch id)`` so that a replay is recognised table by table;
-- the gate itself: the writer and router chosen on first use, the app id, maintenance between batches, and the
+- :mod:`~streaming_dq.sink.backend`: the writer, the router and the tables, made ready once;
+- :mod:`~streaming_dq.sink.upkeep`: maintenance of every table, between batches or on demand;
+- the gate itself: the app id, the checkpoint's lease and stop, and the
   :class:`~streaming_dq.core.outcome.BatchOutcome` reported only after the commits, to the outcome feed's
   listeners (:mod:`~streaming_dq.core.listeners`: ``metrics``, ``listeners``, ``on_batch``).
 
@@ -32,8 +34,8 @@ from streaming_dq.core.listeners import BatchCallback, OutcomeFeed, OutcomeListe
 from streaming_dq.core.modes import TargetRole
 from streaming_dq.core.outcome import BatchOutcome, MaintenanceReport
 from streaming_dq.core.sql import check_filters
-from streaming_dq.exceptions import ConfigError, GateFailedError
-from streaming_dq.maintenance import Maintainer, MaintenancePolicy, maintain
+from streaming_dq.exceptions import GateFailedError
+from streaming_dq.maintenance import MaintenancePolicy
 from streaming_dq.metrics.window_update import WindowUpdate
 from streaming_dq.profiles import Profile
 from streaming_dq.sink import setup
@@ -50,6 +52,7 @@ from streaming_dq.sink.references import ReferenceResolver, ReferenceSpec, refer
 from streaming_dq.sink.routers.base import Router
 from streaming_dq.sink.seen_keys import SeenKeys
 from streaming_dq.sink.stopping import StopSignal
+from streaming_dq.sink.upkeep import Upkeep
 from streaming_dq.tables import DeltaTarget, TableWriter
 
 if TYPE_CHECKING:
@@ -58,7 +61,6 @@ if TYPE_CHECKING:
 
     from streaming_dq.config.check_set import CheckSet
     from streaming_dq.config.gate_config import GateConfig
-    from streaming_dq.metrics.store import MetricsStore
 
 logger = logging.getLogger("streaming_dq.gate")
 
@@ -115,8 +117,7 @@ class QualityGate:
         **option_keywords: Unpack[GateKeywords],
     ) -> None:
         options = GateOptions.of(name, **option_keywords)
-        feed = OutcomeFeed([metrics, *listeners, BatchCallback(on_batch) if on_batch else None], gate=name)
-        self._conduct(options, check_set, reference_datasets, feed, metrics, source_decoder)
+        self._conduct(options, check_set, reference_datasets, (metrics, listeners, on_batch), source_decoder)
 
     @classmethod
     def from_config(
@@ -153,10 +154,7 @@ class QualityGate:
             options,
             check_set if check_set is not None else config.check_set(),
             reference_specs(config),
-            OutcomeFeed(
-                [metrics, *listeners, BatchCallback(on_batch) if on_batch else None], gate=config.gate.name
-            ),
-            metrics,
+            (metrics, listeners, on_batch),
             source_decoder(config.source),
         )
         return gate
@@ -166,17 +164,22 @@ class QualityGate:
         options: GateOptions,
         check_set: CheckSet,
         reference_datasets: Mapping[str, DataFrame | ReferenceSpec] | None,
-        feed: OutcomeFeed,
-        metrics: OutcomeListener | None,
+        listening: tuple[
+            OutcomeListener | None, Sequence[OutcomeListener], Callable[[BatchOutcome], None] | None
+        ],
         source_decoder: SourceDecoder | None,
     ) -> None:
-        """Assemble the gate's parts from validated options (both constructors end here)."""
+        """Assemble the gate's parts from validated options (both constructors end here); ``listening`` is
+        ``(metrics, listeners, on_batch)``, fed in that order."""
+        metrics, listeners, on_batch = listening
         self.options = options
         self.name = options.name
         self.check_set = check_set
         self.targets: dict[TargetRole, DeltaTarget] = dict(options.targets)
         #: Every event of the gate goes to its listeners through this feed (:mod:`~streaming_dq.core.listeners`).
-        self.feed = feed
+        self.feed = OutcomeFeed(
+            [metrics, *listeners, BatchCallback(on_batch) if on_batch else None], gate=options.name
+        )
         self.metrics = metrics  # one of the feed's listeners, kept for the caller to read back
         self.source_decoder = source_decoder
         self._identity = QueryIdentity(options.name, options.checkpoint_location)
@@ -190,14 +193,11 @@ class QualityGate:
         self.batch_history = self._committer.participant(BatchHistory)
         self.seen_keys = self._committer.participant(SeenKeys)
         self.tracker = self._committer.tracker
-        self._backend = Backend(options, self.tracker)
+        self._backend = Backend(options, self.tracker, self.seen_keys)
         self._flow = BatchFlow(
             options, check_set, self._committer, ReferenceResolver(reference_datasets), self.seen_keys
         )
-        maintenance = options.maintenance
-        self._maintainer = (
-            Maintainer(maintenance) if maintenance is not None and maintenance.scheduled else None
-        )
+        self._upkeep = Upkeep(options, self.tracker, self.seen_keys)
 
     # the options a caller reads back
     event_time = property(lambda self: self.options.event_time)
@@ -242,31 +242,20 @@ class QualityGate:
                 logger.error("gate %r: batch %d failed: %s", self.name, batch_id, exc)
             self.feed.record_failure(batch_id, exc)
             raise
-        if self._maintainer is not None and outcome.status == "committed" and self._maintainer.committed():
-            writer = self.writer_for(batch_df.sparkSession)
-            report = self._maintainer.run(
-                writer,
-                self.tables(),
-                metrics=self._metrics_store(),
-                batch_id=batch_id,
-                prune=self._pruners(writer),
-            )
-            outcome = replace(outcome, maintenance=report)
-            if "results" in self.targets:
-                self._flow.unreported_maintenance = report
+        if outcome.status == "committed":
+            report = self._upkeep.after_batch(lambda: self.writer_for(batch_df.sparkSession), batch_id)
+            if report is not None:
+                outcome = replace(outcome, maintenance=report)
+                if "results" in self.targets:
+                    self._flow.unreported_maintenance = report
         self.feed.record_batch(outcome)  # after the commits; a failing listener is logged, un-commits nothing
 
     def close_windows(self, spark: SparkSession) -> WindowUpdate | None:
         """Judge the event-time windows still open, now: the input has ended (a backfill, an ``available-now``
-        run). Only a later event time closes a window, so the last window of a finite input would otherwise
-        stay ``provisional`` for ever.
-
-        Call it after the query has stopped (``streaming-dq run --close-windows`` does, or ``gate:
-        close-windows: at-end``). Every check's open windows up to its last one that holds rows are judged
-        once; their verdicts go to the results table and the metrics table (last) with the app transaction
-        ``(<app id>/end-of-input, last batch id)``, so a rerun after the same last batch, or after a crash
-        half-way, writes each verdict once; after later batches a new call closes the windows those opened.
-        Rows of a closed window that arrive later are late (``late-data``), as after any close.
+        run), and only a later event time closes a window. Call it after the query has stopped (``run
+        --close-windows`` and ``gate: close-windows: at-end`` do). The verdicts are committed once, by the
+        committer (:meth:`~streaming_dq.sink.commit.BatchCommitter.close_windows`: results, metrics last, under
+        ``(<app id>/end-of-input, last batch id)``); rows of a closed window that arrive later are late.
 
         Returns:
             The update whose ``closed`` verdicts were committed; None without window-scoped checks, before
@@ -286,12 +275,7 @@ class QualityGate:
 
     def tables(self) -> dict[str, DeltaTarget]:
         """Every table the gate writes, by role (``pass``, ``quarantine``, ``results``, ``metrics``, ``keys``)."""
-        tables: dict[str, DeltaTarget] = {str(role): target for role, target in self.targets.items()}
-        if self.metrics_target is not None:
-            tables["metrics"] = self.metrics_target
-        if self.seen_keys.target is not None:
-            tables["keys"] = self.seen_keys.target
-        return tables
+        return self._upkeep.tables()
 
     def maintain(self, spark: SparkSession, policy: MaintenancePolicy | None = None) -> MaintenanceReport:
         """Run maintenance on every table now (``streaming-dq maintain``), under ``policy`` or the gate's own.
@@ -299,19 +283,7 @@ class QualityGate:
         Raises:
             ConfigError: No policy, or a vacuum retention below a table's safe minimum.
         """
-        policy = policy or self.maintenance
-        if policy is None:
-            raise ConfigError("no maintenance policy given", field_path="maintenance")
-        writer = self.writer_for(spark)
-        targets = {r: t for r, t in self.tables().items() if writer.table_schema(t) is not None}
-        return maintain(writer, targets, policy, metrics=self._metrics_store(), prune=self._pruners(writer))
-
-    def _pruners(self, writer: TableWriter) -> dict[str, Callable[[], int]]:
-        """What maintenance drops besides files: the keys beyond the horizons."""
-        return {"keys": lambda: self.seen_keys.forget(writer)} if self.seen_keys else {}
-
-    def _metrics_store(self) -> tuple[MetricsStore, str] | None:
-        return None if self.tracker is None else (self.tracker.store, self.name)
+        return self._upkeep.now(self.writer_for(spark), policy)
 
     def start(
         self,
@@ -376,17 +348,7 @@ class QualityGate:
             TargetWriteError: A table cannot be created (or read).
             ConfigError: Maintenance settings a table cannot take safely.
         """
-        setup.ensure_tables(
-            self.writer_for(spark),
-            self.targets,
-            self.tracker,
-            schema,
-            keys=self.seen_keys,
-            malformed_column=self.options.malformed_column,
-            maintenance=self.maintenance,
-            batch_id=batch_id,
-        )
-        self._backend.tables_ready = True
+        self._backend.ensure_tables(spark, schema, batch_id)
 
     def app_id(self, spark: SparkSession) -> str:
         """``"<gate>:<streaming query id>"`` (see :class:`~streaming_dq.sink.checkpoint.QueryIdentity`).
@@ -412,11 +374,9 @@ class QualityGate:
         }
 
     def stopping(self) -> None:
-        """The gate's query is about to be stopped (by :meth:`stopped`'s caller): a batch running now is no
-        failure if the stop interrupts it, and a batch that begins from now on is not run (both raise
-        :class:`~streaming_dq.exceptions.GateStoppedError`, record no failure, and are replayed by the next run:
-        nothing of them was committed). A healthy gate stopped beside a failed one is not reported failed (#42).
-        """
+        """The gate's query is about to be stopped: a batch the stop interrupts, and one that begins from now on,
+        raise :class:`~streaming_dq.exceptions.GateStoppedError` (no failure recorded; nothing of them was
+        committed, the next run replays them)."""
         self._stop.begin()
 
     def stopped(self) -> None:
@@ -438,9 +398,7 @@ class QualityGate:
         spark = df.sparkSession
         if self.source_decoder is not None:
             df = self.source_decoder(df)
-        writer, router = self.writer_for(spark), self.router_for(spark)
-        if not self._backend.tables_ready:
-            self.ensure_tables(df.schema, spark, batch_id)
+        writer, router = self._backend.ready(spark, df.schema, batch_id)
         counted = self.source_decoder.counted() if isinstance(self.source_decoder, MessageCounter) else ()
         ctx = batch_context(self.name, batch_id, self.app_id(spark), counted)
         return self._flow.process(df, ctx, writer, router, started)

@@ -19,9 +19,9 @@ __all__ = ["JOB_DESCRIPTION", "described", "phase_description"]
 JOB_DESCRIPTION = "spark.job.description"
 
 
-def phase_description(gate: str, batch_id: int, phase: str) -> str:
-    """``streaming_dq <gate> batch <id>: <phase>``."""
-    return f"streaming_dq {gate} batch {batch_id}: {phase}"
+def phase_description(gate: str, batch_id: int, phase: str, unit: str = "batch") -> str:
+    """``streaming_dq <gate> batch <id>: <phase>`` (``unit``: what the id numbers, e.g. a release's chunks)."""
+    return f"streaming_dq {gate} {unit} {batch_id}: {phase}"
 
 
 @contextmanager

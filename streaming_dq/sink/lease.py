@@ -29,20 +29,16 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import logging
 import os
-import socket
 import threading
 import time
-import uuid
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from typing import IO, TYPE_CHECKING, Any
 
 from streaming_dq.config.paths import local_path
 from streaming_dq.exceptions import StreamingDQError
+from streaming_dq.sink.holder import DEFAULT_TTL, Holder
 from streaming_dq.tables.objects import object_store
 
 if TYPE_CHECKING:
@@ -64,66 +60,7 @@ __all__ = [
 
 #: The lease's name inside the checkpoint's folder.
 LEASE_FILE = "_streaming_dq_lease.json"
-#: Seconds after its last renewal that an object-store lease is free for another job.
-DEFAULT_TTL = 30.0
 _OBJECT_SCHEMES = ("s3", "s3a", "abfs", "abfss", "az", "azure", "gs", "gcs")
-
-
-@dataclass(frozen=True)
-class Holder:
-    """Who holds a lease: written into the lease as JSON."""
-
-    host: str
-    pid: int
-    since: str  # ISO 8601, UTC
-    renewed: str  # ISO 8601, UTC (object stores: the last renewal)
-    token: str  # this holding's own id
-    boot_id: str | None = None  # the host's kernel boot id: a pid means the same process only within one boot
-    started: int | None = None  # the process's start time in clock ticks since boot (tells a reused pid)
-    ttl: float = DEFAULT_TTL
-    released: bool = False
-
-    @classmethod
-    def of_this_process(cls, ttl: float) -> Holder:
-        now, pid = _now(), os.getpid()
-        return cls(socket.gethostname(), pid, now, now, uuid.uuid4().hex, _boot_id(), _started(pid), ttl)
-
-    def describe(self) -> str:
-        return f"host {self.host}, pid {self.pid}, since {self.since}"
-
-    def renewed_now(self) -> Holder:
-        return Holder(**{**asdict(self), "renewed": _now()})
-
-    def released_now(self) -> Holder:
-        return Holder(**{**asdict(self), "renewed": _now(), "released": True})
-
-    def to_json(self) -> bytes:
-        return (json.dumps(asdict(self), sort_keys=True) + "\n").encode()
-
-    @classmethod
-    def from_json(cls, data: bytes) -> Holder | None:
-        """The holder a lease names; None when the lease holds nothing readable (an empty, new file)."""
-        try:
-            raw = json.loads(data.decode() or "null")
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            return None
-        if not isinstance(raw, dict):
-            return None
-        known = {k: raw[k] for k in cls.__dataclass_fields__ if k in raw}
-        try:
-            return cls(**known)
-        except TypeError:
-            return None
-
-    def is_gone(self, now: float | None = None) -> bool:
-        """Whether this holder can no longer be writing: released, its process gone from this host, or (on an
-        object store) not renewed for longer than its ttl."""
-        if self.released:
-            return True
-        if self.host == socket.gethostname() and self.boot_id is not None and self.boot_id == _boot_id():
-            return _started(self.pid) != self.started or not _alive(self.pid)
-        renewed = datetime.fromisoformat(self.renewed).timestamp()
-        return (time.time() if now is None else now) - renewed > self.ttl
 
 
 class CheckpointInUseError(StreamingDQError, RuntimeError):
@@ -410,35 +347,3 @@ def _read_object(store: Any) -> tuple[Holder | None, str | None]:
     except NotFoundError:
         return None, None
     return Holder.from_json(bytes(got.bytes())), got.meta["e_tag"]
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _boot_id() -> str | None:
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as f:
-            return f.read().strip()
-    except OSError:
-        return None
-
-
-def _started(pid: int) -> int | None:
-    """The process's start time (clock ticks since boot; field 22 of ``/proc/<pid>/stat``), None if gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    return int(stat.rpartition(")")[2].split()[19])
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

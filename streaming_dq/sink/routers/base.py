@@ -1,7 +1,7 @@
 """The two routers behind one interface: one decision per batch, rendered on the driver or on the executors.
 
 A router turns a micro-batch into a decision (:meth:`Router.validate`) and then splits its rows
-(:meth:`ValidatedBatch.split`): every row to exactly one of the pass and quarantine tables. A router writes
+(:meth:`ValidatedBatch.split_rows`): every row to exactly one of the pass and quarantine tables. A router writes
 nothing: the flow takes the decision in between (``on-aggregate-failure: stop`` raises before anything is
 written) and the committer (:mod:`~streaming_dq.sink.commit`) appends the split rows, then the results and
 metrics tables, in its one order.
@@ -91,7 +91,7 @@ class ValidatedBatch(ABC):
     decision: BatchDecision | None
 
     @abstractmethod
-    def split(self) -> SplitBatch:
+    def split_rows(self) -> SplitBatch:
         """The rows for the pass and quarantine tables, and what the routing counted."""
 
     def close(self) -> None:  # noqa: B027 - nothing to release by default

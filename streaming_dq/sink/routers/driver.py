@@ -116,7 +116,7 @@ class _Split(ValidatedBatch):
     def __init__(self, split: SplitBatch) -> None:
         self._split = split
 
-    def split(self) -> SplitBatch:
+    def split_rows(self) -> SplitBatch:
         return self._split
 
 
@@ -135,7 +135,7 @@ class _DriverBatch(ValidatedBatch):
         self.plan, self.job, self.decision = plan, job, decision
         self._collected, self._inputs, self._windows = collected, input_columns, window_states
 
-    def split(self) -> SplitBatch:
+    def split_rows(self) -> SplitBatch:
         table = self._collected.table
         routed: ArrowSplit = split(self.plan, table, self.decision, self._inputs)
         job = self.job

@@ -203,7 +203,7 @@ class _Persisted(ValidatedBatch):
     def __init__(self, df: DataFrame, split: SplitBatch) -> None:
         self._df, self._split = df, split
 
-    def split(self) -> SplitBatch:
+    def split_rows(self) -> SplitBatch:
         return self._split
 
     def close(self) -> None:
@@ -226,7 +226,7 @@ class _SparkBatch(ValidatedBatch):
         self.plan, self.job, self.decision, self._router = plan, job, decision, router
         self._annotated, self._inputs, self._windows = annotated, input_columns, window_states
 
-    def split(self) -> SplitBatch:
+    def split_rows(self) -> SplitBatch:
         job, rules, decision = self.job, self.plan.rules, self.decision
         failed = rules.failed_column(decision.breached)
         names = [c for c in self._inputs if c != job.malformed]
