@@ -2,7 +2,7 @@
 
 One family per module: ``null``, ``numeric``, ``temporal`` (date/timestamp), ``strings``, ``contained``,
 ``comparison``, ``expression``, ``count``, ``completeness``, ``uniqueness``, ``schema``, ``freshness``,
-``integrity``, ``metric``, ``anomaly`` (a window's metric against its own history), ``emptiness``,
+``integrity`` (with ``reference_aggregate``), ``metric``, ``anomaly`` (a window's metric against its own history), ``emptiness``,
 ``formats`` (e-mail, URL, UUID, letter case), ``network`` (IP addresses, CIDR blocks), ``json_values`` (JSON text), ``equality``, ``recency`` (date formats, the clock) and
 ``codes`` (ISO country, currency, language codes) and ``aggregate`` (any curated aggregate, per batch or
 per group), ``outliers`` (values far from the batch's median) and ``gaps`` (empty time windows within a batch), ``statistics`` (variance, correlation, quantiles and
@@ -35,6 +35,7 @@ from streaming_dq.checks import (  # noqa: F401
     outliers,
     query,
     recency,
+    reference_aggregate,
     schema,
     sequences,
     statistics,

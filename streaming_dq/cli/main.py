@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from streaming_dq.cli import quarantine_commands, reporting, running, validating
+from streaming_dq.cli import quarantine_commands, querying, reporting, running, validating
 from streaming_dq.cli.common import (
     EXIT_USAGE,
     ConfigArg,
@@ -347,42 +347,7 @@ def doctor(
     raise typer.Exit(code)
 
 
-@app.command()
-def sql(
-    config: ConfigArg,
-    statement: Annotated[
-        str,
-        typer.Argument(
-            help="One Spark SQL statement; {pass}, {quarantine}, {results}, {metrics} and {keys} stand for the "
-            "gate's tables.",
-            show_default=False,
-            metavar="STATEMENT",
-        ),
-    ],
-    limit: Annotated[int, typer.Option("--limit", min=1, help="Print at most N rows.", metavar="N")] = 100,
-    as_json: JsonOption = False,
-    quiet: QuietOption = False,
-) -> None:
-    """Run one SQL statement in the gate's own Spark session: its catalog and metastore, Delta, its stores.
-
-    For `CREATE SCHEMA sales` before a gate writes catalog tables, and for audits such as
-    `SELECT _dq_batch_id, count(*) FROM {quarantine} GROUP BY 1`. Exit 0, 2 on a config error or a statement
-    Spark refuses.
-    """
-    from pyspark.errors import PySparkException
-
-    from streaming_dq.cli.querying import run_sql
-
-    out = console() if sys.stdout.isatty() else Console(highlight=False, width=400)
-    try:
-        code = run_sql(config, statement, out, as_json=as_json, limit=limit, progress=Progress(quiet))
-    except ConfigError as exc:
-        raise fail_config(problems_of(exc), as_json=as_json) from None
-    except PySparkException as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        console(stderr=True).print(f"[red]error:[/] {escape(first)}", soft_wrap=True)
-        raise typer.Exit(EXIT_USAGE) from None
-    raise typer.Exit(code)
+app.command()(querying.sql)
 
 
 # --- release, quarantine discard ----------------------------------------------------------------------------

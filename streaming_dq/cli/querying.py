@@ -11,20 +11,31 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
+import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from streaming_dq.cli.common import (
+    EXIT_USAGE,
+    ConfigArg,
+    JsonOption,
+    QuietOption,
+    console,
+    fail_config,
+    problems_of,
+)
+from streaming_dq.cli.sessions import Progress
 from streaming_dq.exceptions import ConfigError
 
 if TYPE_CHECKING:
-    from streaming_dq.cli.sessions import Progress
     from streaming_dq.config.gate_config import GateConfig
 
-__all__ = ["run_sql", "with_tables"]
+__all__ = ["run_sql", "sql", "with_tables"]
 
 _PLACEHOLDER = re.compile(r"\{(pass|quarantine|results|metrics|keys)\}")
 
@@ -87,3 +98,38 @@ def run_sql(
 
 def _cell(value: Any) -> str:
     return "NULL" if value is None else str(value)
+
+
+def sql(
+    config: ConfigArg,
+    statement: Annotated[
+        str,
+        typer.Argument(
+            help="One Spark SQL statement; {pass}, {quarantine}, {results}, {metrics} and {keys} stand for the "
+            "gate's tables.",
+            show_default=False,
+            metavar="STATEMENT",
+        ),
+    ],
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Print at most N rows.", metavar="N")] = 100,
+    as_json: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Run one SQL statement in the gate's own Spark session: its catalog and metastore, Delta, its stores.
+
+    For `CREATE SCHEMA sales` before a gate writes catalog tables, and for audits such as
+    `SELECT _dq_batch_id, count(*) FROM {quarantine} GROUP BY 1`. Exit 0, 2 on a config error or a statement
+    Spark refuses.
+    """
+    from pyspark.errors import PySparkException
+
+    out = console() if sys.stdout.isatty() else Console(highlight=False, width=400)
+    try:
+        code = run_sql(config, statement, out, as_json=as_json, limit=limit, progress=Progress(quiet))
+    except ConfigError as exc:
+        raise fail_config(problems_of(exc), as_json=as_json) from None
+    except PySparkException as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        console(stderr=True).print(f"[red]error:[/] {escape(first)}", soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    raise typer.Exit(code)

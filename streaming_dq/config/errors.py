@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from streaming_dq.exceptions import ConfigError
-from streaming_dq.profiles.config import format_field_path
+from streaming_dq.profiles.loading import format_field_path
 
 
 def format_loc(loc: Sequence[int | str], prefix: str = "") -> str:

@@ -27,9 +27,9 @@ from streaming_dq.profiles.config import (
     RecurringProfileConfig,
     RuleConfig,
     SelectorConfig,
-    load_profiles,
 )
 from streaming_dq.profiles.event_time import event_date, event_date_column, time_zone
+from streaming_dq.profiles.loading import load_profiles
 from streaming_dq.profiles.profiles import HolidayProfile, Profile, RecurringProfile
 from streaming_dq.profiles.public_holidays import DateSetProfile, PublicHolidayProfile, expand_profiles
 from streaming_dq.profiles.regimes import (

@@ -146,7 +146,7 @@ def test_batch_line_shows_counts_profiles_scaled_aggregates_and_closed_windows()
 
     from rich.console import Console
 
-    from streaming_dq.cli.demo import batch_line
+    from streaming_dq.cli.demo_lines import batch_line
     from streaming_dq.core.outcome import BatchOutcome, CheckOutcome, WindowOutcome
 
     xmas = ("Christmas 2025",)

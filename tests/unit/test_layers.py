@@ -27,11 +27,11 @@ def test_the_layers_contracts_ignore_no_arrow() -> None:
     assert present == placed, (present - placed, placed - present)
 
 
-#: A package file over this many lines usually holds more than one job (#43).
-MAX_FILE_LINES = 450
+#: A package file over this many lines usually holds more than one job (#43: "each file about 400 lines").
+MAX_FILE_LINES = 420
 
 
-def test_no_package_file_is_over_450_lines() -> None:
+def test_no_package_file_is_over_420_lines() -> None:
     sizes = {
         str(p.relative_to(REPO)): len(p.read_text(encoding="utf-8").splitlines())
         for p in PACKAGE.rglob("*.py")
