@@ -45,7 +45,9 @@ def test_the_writes_run_in_the_order_given_whatever_order_they_were_handed_in(tm
     writer = DeltaRsWriter()
     targets = tables(tmp_path, BATCH_COMMIT_ORDER)
     log: list[str] = []
-    handed: dict[TableRole, Write] = {role: appending(writer, targets[role], log, role) for role in reversed(BATCH_COMMIT_ORDER)}
+    handed: dict[TableRole, Write] = {
+        role: appending(writer, targets[role], log, role) for role in reversed(BATCH_COMMIT_ORDER)
+    }
 
     done = commit_in_order(BATCH_COMMIT_ORDER, handed, TXN)
 
