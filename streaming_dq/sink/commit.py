@@ -16,7 +16,8 @@ a batch, and a second process's commit of the same version is refused by the tab
 Steps 3 to 6 are :data:`~streaming_dq.core.modes.BATCH_COMMIT_ORDER`, written once there: one loop here
 runs it (:func:`commit_in_order`), and ``streaming-dq doctor`` checks the tables against the same
 constant. A replay writes only what is missing. The end of the input (:meth:`BatchCommitter.close_windows`)
-commits through the same loop (results, then metrics last).
+commits through the same loop (results, then metrics last), and so do a release's chunks and a discard
+(:data:`~streaming_dq.core.modes.RELEASE_COMMIT_ORDER`, ``streaming_dq.release``).
 """
 
 from __future__ import annotations
