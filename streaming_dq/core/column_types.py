@@ -13,9 +13,15 @@ Types are told apart by their kind: Spark DDL keywords (``int``, ``bigint``, ``d
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from streaming_dq.core.base_check import BaseCheck
+from streaming_dq.core.sql import check_filters
+from streaming_dq.exceptions import CheckEvaluationError, ConfigError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
 ColumnKind = Literal["numeric", "string", "temporal", "array"]
 
@@ -91,3 +97,46 @@ def column_type_problems(
                 )
                 problems.append((check, path, reason))
     return problems
+
+
+def check_schema(checks: Iterable[BaseCheck], event_time: str | None, schema: StructType) -> None:
+    """Fail now, in one line, when the checks cannot run on rows of ``schema``.
+
+    Raises:
+        ConfigError: the event-time column is missing or not a date/timestamp.
+        CheckEvaluationError: a check's column is missing or of a type it cannot judge (a numeric bound
+            on a STRING column would fail every batch with Spark's ``CAST_INVALID_INPUT``).
+    """
+    types = {f.name: f.dataType.typeName() for f in schema.fields}
+    if event_time:
+        if event_time not in types:
+            raise ConfigError(
+                f"event-time column {event_time!r} is not in the stream (columns: {', '.join(types)})",
+                field_path="gate.event-time",
+            )
+        if not is_kind(types[event_time], "temporal"):
+            raise ConfigError(
+                f"event-time column {event_time!r} is {types[event_time]}, not a timestamp",
+                field_path="gate.event-time",
+            )
+    problems = column_type_problems(checks, types)
+    if problems:
+        check, _, reason = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise CheckEvaluationError(check.check_id, reason + more)
+
+
+def check_input(checks: Iterable[Any], event_time: str | None, df: DataFrame) -> None:
+    """Fail now, in one line naming the check, when ``checks`` cannot run on ``df``'s rows: a column missing or
+    of a kind a check cannot judge, an event-time column that is no timestamp
+    (:func:`check_schema`), a filter that does not resolve on them
+    (:func:`~streaming_dq.core.sql.check_filters`). Analysis only: the gate runs it on the stream at start, the plan on each new input
+    schema.
+
+    Raises:
+        ConfigError: The event-time column is missing or not a date/timestamp.
+        CheckEvaluationError: A check's column or filter cannot be evaluated on ``df``.
+    """
+    checks = list(checks)
+    check_schema(checks, event_time, df.schema)
+    check_filters(checks, df)

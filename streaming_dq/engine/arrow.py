@@ -38,16 +38,13 @@ class Collected:
         table: Input columns, bitmask words, the regime (when split) and the extra columns (prefixed).
         aggregates: Everything aggregated over the batch (the window states are left to the caller).
         frame: The batch with its regime column, which classic aggregate checks rescan.
+        extra_columns: The extra per-row columns asked for, for every row, under their own names.
     """
 
     table: pa.Table
     aggregates: BatchAggregates
     frame: DataFrame
-
-    def extra_columns(self) -> pa.Table:
-        """The extra per-row columns asked for, for every row, under their own names."""
-        names = [c for c in self.table.column_names if c.startswith(_EXTRA)]
-        return self.table.select(names).rename_columns([c[len(_EXTRA) :] for c in names])
+    extra_columns: pa.Table
 
 
 @dataclass(frozen=True)
@@ -75,7 +72,9 @@ def collect(
     aggregates = plan.layout.read_collected(table, plan.rules.count(table))
     # classic aggregate checks rescan the input (+ regime), never the annotated frame: its joins and windows
     # (unique keys, foreign keys, groups) would be recomputed by every such check
-    return Collected(table, aggregates, plan.with_regime(df))
+    names = [c for c in table.column_names if c.startswith(_EXTRA)]
+    extras = table.select(names).rename_columns([c[len(_EXTRA) :] for c in names])
+    return Collected(table, aggregates, plan.with_regime(df), extras)
 
 
 def split(

@@ -90,7 +90,7 @@ class BatchDQEngine:
         input_columns = list(df.columns)
         with reference_errors_unwrapped():
             annotated = plan.annotate(df)
-        needs_persist = bool(plan.classic_checks())
+        needs_persist = bool(plan.classic_checks)
         if needs_persist:
             df.persist()
         try:
@@ -112,7 +112,7 @@ class BatchDQEngine:
 
     def _plan_for(self, df: DataFrame) -> ValidationPlan:
         malformed = self.malformed_column if self.malformed_column in df.columns else None
-        return self._plans.plan_for(df.schema, malformed)[0]
+        return self._plans.plan_for(df, malformed)
 
     @staticmethod
     def _annotate_verdicts(

@@ -3,7 +3,7 @@
 A check that needs a groupBy, a join or a distinct over the whole batch (uniqueness, a foreign key as an
 aggregate, a distribution) runs its own Spark job per override group present (:meth:`evaluate_frame` over
 the group's rows). :func:`classic_results` gives the results, in declaration order, that
-:func:`~streaming_dq.engine.decision.decide` folds into the batch's decision.
+:func:`~streaming_dq.engine.decision.decide` folds into the batch's decision (:func:`decided`: both).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from streaming_dq.core.results import AggregateCheckResult
-from streaming_dq.engine.decision import aggregate_units, rows_present, skipped, wrap
+from streaming_dq.engine.decision import BatchDecision, aggregate_units, decide, judged, rows_present
 from streaming_dq.engine.values import BatchAggregates
 from streaming_dq.exceptions import InternalError
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from streaming_dq.engine.plan import ValidationPlan
 
-__all__ = ["classic_results"]
+__all__ = ["classic_results", "decided"]
 
 
 def classic_results(
@@ -37,7 +37,7 @@ def classic_results(
     Raises:
         InternalError: The plan has classic checks and no ``frame`` was given.
     """
-    checks = plan.classic_checks()
+    checks = plan.classic_checks
     if not checks:
         return []
     if frame is None:
@@ -50,12 +50,15 @@ def classic_results(
         order = plan.declaration_order[check.check_id]
         groups = plan.regimes.groups(check)
         for _g, group, folded in aggregate_units(plan, check, present, rows):
-            if group.verdict.kind == "off":
-                out.append((order, skipped(check, group)))
-                continue
             scope = frozenset(group.ordinals).union(*(groups[x].ordinals for x in folded))
             scoped = frame if not plan.regimes.split else frame.filter(plan.regimes.membership_column(scope))
             scoped = scoped.select(*[F.col(f"`{c}`") for c in scoped.columns if not c.startswith("__dq_")])
-            evaluated = check.evaluate_frame(scoped, multiplier=group.multiplier)
-            out.append((order, wrap(plan, check, group, evaluated, folded)))
+            out.append((order, judged(plan, check, group, folded, scoped)))
     return out
+
+
+def decided(plan: ValidationPlan, aggregates: BatchAggregates, frame: DataFrame | None) -> BatchDecision:
+    """The batch's decision (:func:`~streaming_dq.engine.decision.decide`) with its classic checks' results
+    (:func:`classic_results`: ``frame`` is rescanned when the plan has classic checks)."""
+    classic = classic_results(plan, aggregates, frame)
+    return decide(plan, aggregates, classic)

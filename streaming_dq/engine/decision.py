@@ -25,7 +25,7 @@ from streaming_dq.states.keyed import BatchStates, merge_named
 if TYPE_CHECKING:
     from streaming_dq.engine.plan import ValidationPlan
 
-__all__ = ["BatchDecision", "RowCheckOutcome", "aggregate_units", "decide", "rows_present", "skipped", "wrap"]
+__all__ = ["BatchDecision", "RowCheckOutcome", "aggregate_units", "decide", "judged", "rows_present"]
 
 
 @dataclass(frozen=True)
@@ -143,20 +143,14 @@ def decide(
     """
     rows, present = rows_present(plan, aggregates)
     counts = aggregates.counts
-    if plan.classic_checks() and not classic:
+    if plan.classic_checks and not classic:
         raise InternalError("the plan's classic aggregate checks were not evaluated")
     results: list[tuple[int, AggregateCheckResult]] = list(classic)
-    for check in plan.observable_checks():
+    for check in plan.observable_checks:
+        order = plan.declaration_order[check.check_id]
         for g, group, folded in aggregate_units(plan, check, present, rows):
-            order = plan.declaration_order[check.check_id]
-            if group.verdict.kind == "off":
-                results.append((order, skipped(check, group)))
-                continue
-            states = _states(check, g, aggregates.states)
-            for extra in folded:  # rows without an event time join the batch's largest regime
-                states = merge_named(states, _states(check, extra, aggregates.states))
-            ev = check.evaluate_states(states, multiplier=group.multiplier)
-            results.append((order, wrap(plan, check, group, ev, folded)))
+            states = _unit_states(check, (g, *folded), aggregates.states)
+            results.append((order, judged(plan, check, group, folded, states)))
     results.sort(key=lambda t: t[0])
     aggregate_results = tuple(r for _, r in results)
     row_results = _row_results(plan, aggregates, present)
@@ -187,10 +181,17 @@ def rows_present(plan: ValidationPlan, aggregates: BatchAggregates) -> tuple[dic
     return rows, {r for r, n in rows.items() if n > 0}
 
 
-def _states(check: ObservableAggregateCheck, g: int, states: BatchStates) -> dict[str, Any]:
-    found = states.get((check.check_id, g))
-    if found is not None:
-        return dict(found)
+def _unit_states(
+    check: ObservableAggregateCheck, groups: Sequence[int], states: BatchStates
+) -> dict[str, Any]:
+    """The check's states over its override groups ``groups`` (a unit: a group and those folded into it)."""
+    merged: dict[str, Any] | None = None
+    for g in groups:  # rows without an event time join the batch's largest regime (merge: empty is neutral)
+        found = states.get((check.check_id, g))
+        if found is not None:
+            merged = dict(found) if merged is None else merge_named(merged, found)
+    if merged is not None:
+        return merged
     return {name: empty_state(spec.kind) for name, spec in check.state_specs().items()}
 
 
@@ -270,13 +271,25 @@ def _reported_groups(plan: ValidationPlan, check: BaseCheck, present: set[int]) 
     return base or groups[:1]
 
 
-def wrap(
+def judged(
     plan: ValidationPlan,
     check: BaseAggregateCheck,
     group: OverrideGroup,
-    ev: Any,
-    folded: tuple[int, ...] = (),
+    folded: tuple[int, ...],
+    values: Any,
 ) -> AggregateCheckResult:
+    """The check's result for one unit (:func:`aggregate_units`): skipped where its profiles turn it off, else
+    judged from ``values`` - the unit's states (:meth:`ObservableAggregateCheck.evaluate_states`), or its rows
+    as a DataFrame for a classic check (``evaluate_frame``)."""
+    if group.verdict.kind == "off":
+        skipped = check.skipped(
+            severity=group.verdict.severity, profiles=group.profiles, regime=group.regime_names
+        )
+        return replace(skipped, regime_mask=group.key)
+    if isinstance(check, ObservableAggregateCheck):
+        ev = check.evaluate_states(values, multiplier=group.multiplier)
+    else:
+        ev = check.evaluate_frame(values, multiplier=group.multiplier)
     groups = plan.regimes.groups(check)
     key = group.key
     for extra in folded:
@@ -289,13 +302,6 @@ def wrap(
         regime=group.regime_names,
     )
     return replace(wrapped, regime_mask=key)
-
-
-def skipped(check: BaseAggregateCheck, group: OverrideGroup) -> AggregateCheckResult:
-    skipped = check.skipped(
-        severity=group.verdict.severity, profiles=group.profiles, regime=group.regime_names
-    )
-    return replace(skipped, regime_mask=group.key)
 
 
 def _row_results(

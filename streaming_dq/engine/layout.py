@@ -28,6 +28,7 @@ from streaming_dq.engine.regime_table import REGIME_COLUMN, RegimeTable
 from streaming_dq.engine.rules import FlagRules
 from streaming_dq.engine.values import BatchAggregates, EventTimeStats, RowCounts, from_micros
 from streaming_dq.exceptions import InternalError
+from streaming_dq.metrics.window_states import batch_window_states, window_state_columns
 from streaming_dq.states.kinds import state_type
 
 if TYPE_CHECKING:
@@ -106,6 +107,7 @@ class AggregateLayout:
         self.window_slots = self._window_slots()
         self._columns: dict[Any, list[Column]] = {}  # built once per plan, reused for every batch
         self._inputs: dict[str, Column] | None = None
+        self._window_inputs: dict[str, Column] | None = None
 
     # -- slots ------------------------------------------------------------------------------------------------
 
@@ -260,6 +262,20 @@ class AggregateLayout:
         if self._inputs is None:
             self._inputs = self._collected_inputs()
         return dict(self._inputs)
+
+    def window_inputs(self) -> dict[str, Column]:
+        """The per-row inputs of the window-scoped checks' states, collected beside the rows (their windows'
+        states are read back by :meth:`read_windows`); none without such checks or an event time."""
+        if not self.window_checks or not self.event_time:
+            return {}
+        if self._window_inputs is None:
+            self._window_inputs = window_state_columns(self.window_checks, self.event_time)
+        return dict(self._window_inputs)
+
+    def read_windows(self, inputs: pa.Table) -> dict[Any, dict[str, Any]]:
+        """The batch's states per (window-scoped check, event-time window) from the collected
+        :meth:`window_inputs`."""
+        return batch_window_states(self.window_checks, inputs, timezone=self.timezone)
 
     def _collected_inputs(self) -> dict[str, Column]:
         from pyspark.sql import functions as F

@@ -27,6 +27,7 @@ from streaming_dq.core.base_check import (
     BaseRowCheck,
     ObservableAggregateCheck,
 )
+from streaming_dq.core.column_types import check_input
 from streaming_dq.core.references import using_references
 from streaming_dq.core.severity import Severity
 from streaming_dq.engine.layout import AggregateLayout
@@ -79,6 +80,14 @@ class ValidationPlan:
         self.aggregate_checks: list[BaseAggregateCheck] = [
             c for c in aggregates if c not in self.window_checks
         ]
+        #: The batch-scoped aggregate checks the one pass computes from their states.
+        self.observable_checks: list[ObservableAggregateCheck] = [
+            c for c in self.aggregate_checks if isinstance(c, ObservableAggregateCheck)
+        ]
+        #: The batch-scoped aggregate checks that rescan the batch (a groupBy, join or distinct of their own).
+        self.classic_checks: list[BaseAggregateCheck] = [
+            c for c in self.aggregate_checks if not isinstance(c, ObservableAggregateCheck)
+        ]
         self.declaration_order = {c.check_id: i for i, c in enumerate(checks)}
         self.regimes = RegimeTable(checks, profiles if event_time else (), self.fail_levels)
         self.rules = FlagRules(
@@ -87,7 +96,7 @@ class ValidationPlan:
             self.regimes,
         )
         self.layout = AggregateLayout(
-            self.observable_checks(),
+            self.observable_checks,
             self.window_checks,
             self.regimes,
             self.rules,
@@ -147,12 +156,8 @@ class ValidationPlan:
         The projection above folds the flags into the list. The condition-only flags are built once per input
         schema and reused for every later batch.
         """
-        key = _schema_key(df)
-        self.memo(("columns-checked", key), lambda: self._check_columns(df))
-        conditions, transforming = self.memo(("conditions", key), lambda: self._conditions(df))
-        out = df
-        if self.regimes.split:
-            out = self.regimes.with_ordinal(out, self.event_time, self.timezone)
+        conditions, transforming = self.prepare(df)
+        out = self.with_regime(df)
         flags = dict(conditions)
         staged: list[str] = []
         for i in transforming:
@@ -233,18 +238,33 @@ class ValidationPlan:
         except Exception as exc:
             raise CheckEvaluationError(check.check_id, f"cannot build its condition: {exc}") from exc
 
-    def _check_columns(self, df: DataFrame) -> None:
-        from streaming_dq.core.sql import check_filters
+    def prepare(self, df: DataFrame) -> tuple[dict[str, Column], list[int]]:
+        """Make the plan ready for rows of ``df``'s schema, once per schema: the condition-only checks' flag
+        columns built (kept for every later batch: Columns are unresolved expressions), and the checks held
+        against the schema (:func:`~streaming_dq.core.column_types.check_input`: a column missing or of a kind
+        a check cannot judge, an event-time column that is no timestamp, a filter that does not resolve - one
+        line naming the check, before any row is read). :class:`~streaming_dq.engine.plan_cache.PlanCache`
+        prepares a plan for the schema it is built for; :meth:`annotate` prepares it for a schema it has not
+        seen.
 
-        check_filters([*self.row_checks, *self.aggregate_checks, *self.window_checks], df)
-        names = set(df.columns)
-        for check in [*self.row_checks, *self.aggregate_checks, *self.window_checks]:
-            missing = [c for c in _referenced_columns(check) if c not in names]
-            if missing:
-                raise CheckEvaluationError(
-                    check.check_id,
-                    f"column(s) {', '.join(missing)} not in the data (columns: {', '.join(df.columns)})",
-                )
+        Returns:
+            The flag columns of the condition-only checks, and the flag indices of the checks that need their
+            own ``validate`` (joins, windows).
+
+        Raises:
+            ConfigError: The event-time column is missing or not a date/timestamp.
+            CheckEvaluationError: A check's column or filter cannot be evaluated on ``df``.
+        """
+
+        def build() -> tuple[dict[str, Column], list[int]]:
+            built = self._conditions(df)  # lazy Columns: nothing is resolved before the check below
+            check_input([*self.row_checks, *self.aggregate_checks, *self.window_checks], self.event_time, df)
+            return built
+
+        key = ("prepared", _schema_key(df))
+        if key not in self._built:
+            self._built[key] = build()
+        return self._built[key]  # type: ignore[no-any-return]
 
     def collected_columns(self, input_columns: Sequence[str]) -> list[Column]:
         """What the driver router collects of :meth:`annotate`'s output: the input columns, the flags' list,
@@ -265,26 +285,7 @@ class ValidationPlan:
             return df
         return self.regimes.with_ordinal(df, self.event_time, self.timezone)
 
-    # -- aggregate phase -------------------------------------------------------------------------------------
-
-    def observable_checks(self) -> list[ObservableAggregateCheck]:
-        return [c for c in self.aggregate_checks if isinstance(c, ObservableAggregateCheck)]
-
-    def classic_checks(self) -> list[BaseAggregateCheck]:
-        return [c for c in self.aggregate_checks if not isinstance(c, ObservableAggregateCheck)]
-
 
 def _schema_key(df: DataFrame) -> str:
     """What a cached Column depends on: the input's schema (names, types, nesting)."""
     return df.schema.json()
-
-
-def _referenced_columns(check: BaseCheck) -> list[str]:
-    cols: list[str] = []
-    for attr in ("columns", "column"):
-        value = getattr(check, attr, None)
-        if isinstance(value, str):
-            cols.append(value)
-        elif isinstance(value, list | tuple):
-            cols.extend(v for v in value if isinstance(v, str))
-    return cols

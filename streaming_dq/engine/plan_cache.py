@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 
-from pyspark.sql.types import StructType
+from pyspark.sql import DataFrame
 
 from streaming_dq.engine.plan import ValidationPlan
 
@@ -28,7 +28,7 @@ class PlanCache:
 
     Example:
         >>> cache = PlanCache(lambda malformed: ValidationPlan(checks, malformed_column=malformed))  # doctest: +SKIP
-        >>> plan, new = cache.plan_for(df.schema, None)  # doctest: +SKIP
+        >>> plan = cache.plan_for(df, None)  # doctest: +SKIP
     """
 
     def __init__(self, build: Callable[[str | None], ValidationPlan], capacity: int = 4) -> None:
@@ -36,17 +36,26 @@ class PlanCache:
         self._capacity = capacity
         self._plans: OrderedDict[PlanKey, ValidationPlan] = OrderedDict()
 
-    def plan_for(self, schema: StructType, malformed: str | None) -> tuple[ValidationPlan, bool]:
-        """The plan of ``schema`` and whether it was built by this call (a schema not seen recently)."""
-        key = (schema.json(), malformed)
+    def plan_for(self, df: DataFrame, malformed: str | None) -> ValidationPlan:
+        """The plan of ``df``'s schema; one built for a schema not seen recently (a start, a drift) first
+        is prepared for such rows (:meth:`ValidationPlan.prepare`: its checks held against the schema, their
+        Columns built).
+
+        Raises:
+            ConfigError: The event-time column is missing or not a date/timestamp.
+            CheckEvaluationError: A check's column or filter cannot be evaluated on ``df``.
+        """
+        key = (df.schema.json(), malformed)
         plan = self._plans.get(key)
         if plan is not None:
             self._plans.move_to_end(key)
-            return plan, False
-        plan = self._plans[key] = self._build(malformed)
+            return plan
+        plan = self._build(malformed)
+        plan.prepare(df)
+        self._plans[key] = plan
         if len(self._plans) > self._capacity:
             self._plans.popitem(last=False)
-        return plan, True
+        return plan
 
     def clear(self) -> None:
         self._plans.clear()

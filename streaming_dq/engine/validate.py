@@ -24,10 +24,9 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from streaming_dq.engine.arrow import ArrowSplit, Collected, collect, split
-from streaming_dq.engine.classic import classic_results
-from streaming_dq.engine.decision import BatchDecision, decide
+from streaming_dq.engine.classic import decided
+from streaming_dq.engine.decision import BatchDecision
 from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
-from streaming_dq.metrics.window_states import batch_window_states, window_state_columns
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -80,9 +79,9 @@ def validate_collected(
             ``windows``, as the grouped form gives them), from per-row inputs collected in the same job.
         extra_columns: More per-row columns to collect (:meth:`Collected.extra_columns`).
     """
-    window_inputs = _window_inputs(plan) if windows else None
-    columns = {**(extra_columns or {}), **(window_inputs or {})}
-    persist = bool(plan.classic_checks())
+    window_inputs = plan.layout.window_inputs() if windows else {}
+    columns = {**(extra_columns or {}), **window_inputs}
+    persist = bool(plan.classic_checks)
     if persist:
         df.persist()
     try:
@@ -90,22 +89,14 @@ def validate_collected(
             with phase("collect"):
                 collected = collect(plan, df, extra_columns=columns or None)
             with phase("aggregate checks"):
-                decision = _decided(plan, collected.aggregates, collected.frame if persist else None)
+                decision = decided(plan, collected.aggregates, collected.frame if persist else None)
     finally:
         if persist:
             df.unpersist()
-    if window_inputs is not None:
-        states = batch_window_states(plan.window_checks, collected.extra_columns(), timezone=plan.timezone)
+    if window_inputs:
+        states = plan.layout.read_windows(collected.extra_columns)
         collected = replace(collected, aggregates=replace(collected.aggregates, windows=states))
     return collected, decision
-
-
-def _window_inputs(plan: ValidationPlan) -> dict[str, Column] | None:
-    """The window-scoped checks' per-row inputs (built once per plan); None without such checks."""
-    event_time = plan.event_time
-    if not plan.window_checks or not event_time:
-        return None
-    return plan.memo("window-inputs", lambda: window_state_columns(plan.window_checks, event_time))  # type: ignore[no-any-return]
 
 
 def validate_grouped(
@@ -125,7 +116,7 @@ def validate_grouped(
             rows = groups.agg(*layout.grouped_columns(windows=windows)).collect()
         aggregates = layout.read_grouped(rows)
         with phase("aggregate checks"):
-            decision = _decided(plan, aggregates, classic_frame)
+            decision = decided(plan, aggregates, classic_frame)
     return aggregates, decision
 
 
@@ -157,10 +148,4 @@ def validate_to_arrow(
     """Validate ``df`` with one Spark job (:func:`validate_collected`) and route its rows in Arrow."""
     collected, decision = validate_collected(plan, df, extra_columns=extra_columns)
     routed = split(plan, collected.table, decision, list(df.columns))
-    return ArrowValidation(decision, routed, collected.extra_columns())
-
-
-def _decided(
-    plan: ValidationPlan, aggregates: BatchAggregates, classic_frame: DataFrame | None
-) -> BatchDecision:
-    return decide(plan, aggregates, classic_results(plan, aggregates, classic_frame))
+    return ArrowValidation(decision, routed, collected.extra_columns)

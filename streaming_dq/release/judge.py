@@ -27,12 +27,12 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from streaming_dq.core.base_check import BaseRowCheck
+from streaming_dq.core.column_types import check_input
 from streaming_dq.core.sql import col
 from streaming_dq.engine.plan import MALFORMED_CHECK_ID, ValidationPlan
 from streaming_dq.engine.rules import ERROR_SPARK_TYPE
 from streaming_dq.sink.drift import DRIFT_CHECK_ID
 from streaming_dq.sink.schemas import ERRORS_COLUMN, QUARANTINE_COLUMNS, RAW_COLUMN, RELEASE_COLUMN
-from streaming_dq.sink.setup import check_schema
 
 if TYPE_CHECKING:
     from streaming_dq.config.check_set import CheckSet
@@ -146,9 +146,7 @@ class ReleaseJudge:
     def judged(self, rows: DataFrame, stamp: ReleaseStamp) -> DataFrame:
         """``rows`` (quarantine rows, every column) with ``_dq_release`` set on the selected ones."""
         if not self._checked:
-            check_schema(
-                self.check_set, self.options.event_time, rows.select(*map(col, self.input_columns)).schema
-            )
+            check_input(self.check_set, self.options.event_time, rows.select(*map(col, self.input_columns)))
             self._checked = True
         columns = rows.columns
         originals = {c: f"__dq_release_orig{i}" for i, c in enumerate(self.input_columns)}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from streaming_dq.exceptions import InternalError
 from streaming_dq.sink import setup
 from streaming_dq.sink.routers import choose_router, choose_writer
 
@@ -51,25 +52,15 @@ class Backend:
             ConfigError: a router the writer cannot serve, or maintenance settings a table cannot take.
             TargetWriteError: a table cannot be created (or read).
         """
-        writer, router = self.writer(spark), self.router(spark)
+        writer = self.writer(spark)
+        router = self._router or self._choose_router(writer, spark)
         if not self.tables_ready:
-            self.ensure_tables(spark, schema, batch_id)
+            self._ensure_tables(writer, schema, batch_id)
         return writer, router
 
     def ensure_tables(self, spark: SparkSession, schema: StructType, batch_id: int | None = None) -> None:
         """Create the missing tables from the rows' ``schema`` (:func:`~streaming_dq.sink.setup.ensure_tables`)."""
-        options = self.options
-        setup.ensure_tables(
-            self.writer(spark),
-            options.targets,
-            self.tracker,
-            schema,
-            keys=self.seen_keys,
-            malformed_column=options.malformed_column,
-            maintenance=options.maintenance,
-            batch_id=batch_id,
-        )
-        self.tables_ready = True
+        self._ensure_tables(self.writer(spark), schema, batch_id)
 
     def writer(self, spark: SparkSession) -> TableWriter:
         """The writer, chosen on first use (``auto``: spark when the Delta extension is loaded)."""
@@ -81,16 +72,43 @@ class Backend:
             self.tracker.use_writer(self._writer)
         return self._writer
 
+    @property
+    def chosen_writer(self) -> TableWriter:
+        """The writer the batches so far were written with.
+
+        Raises:
+            InternalError: No batch or table was made ready yet.
+        """
+        if self._writer is None:
+            raise InternalError("the gate's writer is chosen on its first batch")
+        return self._writer
+
     def router(self, spark: SparkSession) -> Router:
         """The router, chosen on first use (see :func:`~streaming_dq.sink.routers.choose_router`).
 
         Raises:
             ConfigError: ``distributed`` (or ``auto`` on a cluster) without Spark's Delta writer.
         """
-        if self._router is None:
-            self._router = choose_router(self.options.routing, self.writer(spark), spark)
-            logger.info("gate %r routes rows with the %s router", self.options.name, self._router.name)
+        return self._router or self._choose_router(self.writer(spark), spark)
+
+    def _choose_router(self, writer: TableWriter, spark: SparkSession) -> Router:
+        self._router = choose_router(self.options.routing, writer, spark)
+        logger.info("gate %r routes rows with the %s router", self.options.name, self._router.name)
         return self._router
+
+    def _ensure_tables(self, writer: TableWriter, schema: StructType, batch_id: int | None) -> None:
+        options = self.options
+        setup.ensure_tables(
+            writer,
+            options.targets,
+            self.tracker,
+            schema,
+            keys=self.seen_keys,
+            malformed_column=options.malformed_column,
+            maintenance=options.maintenance,
+            batch_id=batch_id,
+        )
+        self.tables_ready = True
 
     def __getstate__(self) -> dict[str, object]:
         return {**self.__dict__, "_writer": None, "_router": None, "tables_ready": False}

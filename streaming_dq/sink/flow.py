@@ -31,7 +31,6 @@ from streaming_dq.sink.drift import SchemaDrift, detect_drift, drift_action
 from streaming_dq.sink.records import BatchContext, failed_aggregates
 from streaming_dq.sink.routers.base import BatchJob, Router, ValidatedBatch, fill_missing
 from streaming_dq.sink.schemas import arrow_schema_of
-from streaming_dq.sink.setup import check_schema
 from streaming_dq.tables import AppTransaction, TableWriter
 from streaming_dq.tables.targets import writing
 
@@ -172,10 +171,9 @@ class BatchFlow:
                 f"event-time column {event_time!r} is not in the batch (columns: {', '.join(df.columns)})",
                 field_path="gate.event-time",
             )
-        plan, new = self.plans.plan_for(df.schema, malformed)
-        if new:  # a new schema (drift): the same one-line answer as at start
-            check_schema(self.check_set, event_time, df.schema)
-        return plan
+        return self.plans.plan_for(
+            df, malformed
+        )  # a new schema (drift): the same one-line answer as at start
 
     def _new_plan(self, malformed: str | None) -> ValidationPlan:
         return ValidationPlan(

@@ -3,7 +3,7 @@
 The gate conducts; each part has a room of its own:
 
 - :mod:`~streaming_dq.sink.options`: the options, validated once (from keywords or a gate config);
-- :mod:`~streaming_dq.sink.setup`: the checks against the stream's schema and the tables, before any batch;
+- :mod:`~streaming_dq.sink.setup`: the tables, created before any batch;
 - :mod:`~streaming_dq.sink.flow`: the walk of one batch (replay check, drift, validation with ONE aggregation
   pass, the rows written by the router of :mod:`~streaming_dq.sink.routers`);
 - :mod:`~streaming_dq.sink.commit`: the commit order (rows, then results, then the metrics table last), every
@@ -30,15 +30,14 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
 from streaming_dq.config.paths import absolute_location
+from streaming_dq.core.column_types import check_input
 from streaming_dq.core.listeners import BatchCallback, OutcomeFeed, OutcomeListener
 from streaming_dq.core.modes import TargetRole
 from streaming_dq.core.outcome import BatchOutcome, MaintenanceReport
-from streaming_dq.core.sql import check_filters
 from streaming_dq.exceptions import GateFailedError
 from streaming_dq.maintenance import MaintenancePolicy
 from streaming_dq.metrics.window_update import WindowUpdate
 from streaming_dq.profiles import Profile
-from streaming_dq.sink import setup
 from streaming_dq.sink.backend import Backend
 from streaming_dq.sink.batch_history import BatchHistory
 from streaming_dq.sink.checkpoint import QueryIdentity
@@ -243,7 +242,7 @@ class QualityGate:
             self.feed.record_failure(batch_id, exc)
             raise
         if outcome.status == "committed":
-            report = self._upkeep.after_batch(lambda: self.writer_for(batch_df.sparkSession), batch_id)
+            report = self._upkeep.after_batch(self._backend.chosen_writer, batch_id)
             if report is not None:
                 outcome = replace(outcome, maintenance=report)
                 if "results" in self.targets:
@@ -319,8 +318,7 @@ class QualityGate:
         rows = stream_df
         if self.source_decoder is not None:  # the batches' rows are decoded per batch: check their schema
             rows = stream_df.sparkSession.createDataFrame([], self.source_decoder.schema())
-        self.check_schema(rows.schema)
-        check_filters(self.check_set, rows)
+        check_input(self.check_set, self.event_time, rows)
         self.ensure_tables(rows.schema, stream_df.sparkSession)
         checkpoint_location = absolute_location(checkpoint_location)
         pass_target = self.targets.get("pass")
@@ -335,11 +333,6 @@ class QualityGate:
             query_name=query_name,
             scheduler_pool=scheduler_pool,
         )
-
-    def check_schema(self, schema: StructType) -> None:
-        """Fail now, in one line, when the checks cannot run on rows of ``schema`` (see
-        :func:`~streaming_dq.sink.setup.check_schema`)."""
-        setup.check_schema(self.check_set, self.event_time, schema)
 
     def ensure_tables(self, schema: StructType, spark: SparkSession, batch_id: int | None = None) -> None:
         """Create the missing tables with explicit, all-nullable schemas derived from ``schema``.
@@ -396,11 +389,12 @@ class QualityGate:
     def _process(self, df: DataFrame, batch_id: int, started: float) -> BatchOutcome:
         """Decode the batch, make sure the tables exist, then walk it (:class:`~streaming_dq.sink.flow.BatchFlow`)."""
         spark = df.sparkSession
+        app_id = self.app_id(spark)
         if self.source_decoder is not None:
             df = self.source_decoder(df)
         writer, router = self._backend.ready(spark, df.schema, batch_id)
         counted = self.source_decoder.counted() if isinstance(self.source_decoder, MessageCounter) else ()
-        ctx = batch_context(self.name, batch_id, self.app_id(spark), counted)
+        ctx = batch_context(self.name, batch_id, app_id, counted)
         return self._flow.process(df, ctx, writer, router, started)
 
     def __repr__(self) -> str:

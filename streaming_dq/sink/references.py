@@ -64,10 +64,12 @@ class ReferenceSpec:
     def load(self, spark: SparkSession) -> DataFrame:
         """Read the dataset (lazily when a schema is given)."""
         if self.format == "delta":
-            from streaming_dq.tables.spark import has_delta_extension
+            from streaming_dq.tables.spark import has_delta_extension, read_with_delta_rs
 
             if not has_delta_extension(spark):
-                return self._load_with_delta_rs(spark)
+                return read_with_delta_rs(
+                    spark, self.path, {**self.options, **self.storage_options}, schema=self.schema
+                )
         name = catalog_name(self.path)
         if name is not None:  # by name: the catalog's table (delta-rs reads it by its location instead)
             return spark.read.options(**self.options).table(name)
@@ -79,19 +81,6 @@ class ReferenceSpec:
         return reader.load(
             spark_uri(self.path)
         )  # s3:// is S3A's to Spark, as for the source and tables (#42)
-
-    def _load_with_delta_rs(self, spark: SparkSession) -> DataFrame:
-        from streaming_dq.tables.reading import read_table
-
-        table = read_table(self.path, storage_options={**self.options, **self.storage_options})
-        df = spark.createDataFrame(table)
-        if not self.schema:
-            return df
-        from pyspark.sql.types import StructType
-
-        wanted = StructType.fromDDL(self.schema)
-        assert isinstance(wanted, StructType)
-        return df.select(*[df[f.name].cast(f.dataType).alias(f.name) for f in wanted.fields])
 
 
 class ReferenceResolver:

@@ -1,19 +1,19 @@
-"""Before the first batch: the checks against the stream's schema, and the gate's tables created if missing.
+"""Before the first batch: the gate's tables created if missing, their maintenance settings checked.
 
-Both answer in one line before any row moves: a check on a column the stream lacks, a numeric bound on a
-STRING column, an event-time column that is no timestamp, a vacuum retention below a table's safe minimum.
+It answers in one line before any row moves: a table that cannot be created, a vacuum retention below a
+table's safe minimum, an order-by column the stream lacks. (The checks are held against the stream's schema by
+:func:`~streaming_dq.core.column_types.check_schema`.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from streaming_dq.checks.stream_keys import KEYS_SCHEMA
-from streaming_dq.core.column_types import column_type_problems, is_kind
 from streaming_dq.core.modes import TargetRole
 from streaming_dq.core.outcome_rows import RESULTS_SCHEMA
-from streaming_dq.exceptions import CheckEvaluationError, ConfigError
+from streaming_dq.exceptions import CheckEvaluationError
 from streaming_dq.maintenance import check_log_retention, check_retention, z_order_columns
 from streaming_dq.metrics.store import METRICS_SCHEMA
 from streaming_dq.sink.schemas import arrow_schema_of, quarantine_schema
@@ -22,40 +22,12 @@ from streaming_dq.tables.targets import writing
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
-    from streaming_dq.core.base_check import BaseCheck
     from streaming_dq.maintenance import MaintenancePolicy
     from streaming_dq.sink.seen_keys import SeenKeys
     from streaming_dq.sink.tracker import MetricsTracker
     from streaming_dq.tables import DeltaTarget, TableWriter
 
-__all__ = ["check_schema", "ensure_tables"]
-
-
-def check_schema(checks: Iterable[BaseCheck], event_time: str | None, schema: StructType) -> None:
-    """Fail now, in one line, when the checks cannot run on rows of ``schema``.
-
-    Raises:
-        ConfigError: the event-time column is missing or not a date/timestamp.
-        CheckEvaluationError: a check's column is missing or of a type it cannot judge (a numeric bound
-            on a STRING column would fail every batch with Spark's ``CAST_INVALID_INPUT``).
-    """
-    types = {f.name: f.dataType.typeName() for f in schema.fields}
-    if event_time:
-        if event_time not in types:
-            raise ConfigError(
-                f"event-time column {event_time!r} is not in the stream (columns: {', '.join(types)})",
-                field_path="gate.event-time",
-            )
-        if not is_kind(types[event_time], "temporal"):
-            raise ConfigError(
-                f"event-time column {event_time!r} is {types[event_time]}, not a timestamp",
-                field_path="gate.event-time",
-            )
-    problems = column_type_problems(checks, types)
-    if problems:
-        check, _, reason = problems[0]
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise CheckEvaluationError(check.check_id, reason + more)
+__all__ = ["ensure_tables"]
 
 
 def ensure_tables(
@@ -77,8 +49,9 @@ def ensure_tables(
         ConfigError: A vacuum or log retention below a table's safe minimum, or unknown Z-order columns.
     """
     pass_target = targets["pass"]
+    rows_schema = arrow_schema_of(schema, drop=[malformed_column])
     with writing(pass_target, batch_id):
-        pass_schema = writer.ensure_table(pass_target, arrow_schema_of(schema, drop=[malformed_column]))
+        pass_schema = writer.ensure_table(pass_target, rows_schema)
     wanted = {"quarantine": quarantine_schema(pass_schema), "results": RESULTS_SCHEMA}
     for role, target in targets.items():
         if role != "pass":

@@ -43,17 +43,17 @@ class Upkeep:
             tables["keys"] = self.seen_keys.target
         return tables
 
-    def after_batch(self, writer: Callable[[], TableWriter], batch_id: int) -> MaintenanceReport | None:
-        """After a committed batch: the scheduled run when it is due (None when none is)."""
+    def after_batch(self, writer: TableWriter, batch_id: int) -> MaintenanceReport | None:
+        """After a committed batch (written by ``writer``): the scheduled run when it is due (None when none
+        is)."""
         if self._maintainer is None or not self._maintainer.committed():
             return None
-        chosen = writer()
         return self._maintainer.run(
-            chosen,
+            writer,
             self.tables(),
             metrics=self._metrics_store(),
             batch_id=batch_id,
-            prune=self._pruners(chosen),
+            prune=self._pruners(writer),
         )
 
     def now(self, writer: TableWriter, policy: MaintenancePolicy | None) -> MaintenanceReport:

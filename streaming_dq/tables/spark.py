@@ -45,6 +45,23 @@ def has_delta_extension(spark: SparkSession) -> bool:
     return DELTA_EXTENSION in [e.strip() for e in extensions.split(",")]
 
 
+def read_with_delta_rs(
+    spark: SparkSession, uri: str, storage_options: Mapping[str, str], *, schema: str | None = None
+) -> DataFrame:
+    """A Delta table read by delta-rs into a Spark DataFrame (a session without the Delta extension); with
+    ``schema`` (DDL) its columns cast to it, in its order."""
+    from pyspark.sql.types import StructType
+
+    from streaming_dq.tables.reading import read_table
+
+    df = spark.createDataFrame(read_table(uri, storage_options=storage_options))
+    if not schema:
+        return df
+    wanted = StructType.fromDDL(schema)
+    assert isinstance(wanted, StructType)
+    return df.select(*[df[f.name].cast(f.dataType).alias(f.name) for f in wanted.fields])
+
+
 class SparkDeltaWriter(TableWriter):
     """Writes through ``DataFrame.write.format("delta")`` with ``txnAppId``/``txnVersion``.
 

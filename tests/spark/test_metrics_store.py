@@ -109,7 +109,7 @@ def test_window_state_columns_ride_on_the_one_job_and_group_by_local_day(spark: 
     store = MetricsStore(tmp_path / "metrics")
     rows = store.records_for_batch(
         gate="g", app_id="g-q", batch_id=0, states=validation.decision.states,
-        check_types={c.check_id: c.check_type for c in plan.observable_checks()}, update=update,
+        check_types={c.check_id: c.check_type for c in plan.observable_checks}, update=update,
     )  # fmt: skip
     assert store.write(rows, "g-q", 0)
     assert not store.write(rows, "g-q", 0)

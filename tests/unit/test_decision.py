@@ -89,6 +89,6 @@ def test_an_empty_batch_judges_the_aggregates_on_empty_states() -> None:
 
 def test_a_classic_check_without_its_results_is_refused() -> None:
     plan = ValidationPlan(CheckSet.from_dicts([{"check": "unique-rows-check", "check-id": "unique"}]))
-    assert [c.check_id for c in plan.classic_checks()] == ["unique"]
+    assert [c.check_id for c in plan.classic_checks] == ["unique"]
     with pytest.raises(InternalError, match="classic"):
         decide(plan, _five_rows())

@@ -84,9 +84,10 @@ class DriverRouter(Router):
 
     def quarantine_whole(self, df: DataFrame, job: BatchJob, drift: SchemaDrift) -> ValidatedBatch:
         raw = drift_raw_column(df, job.malformed)
+        kept_names = drift_kept_columns(df, job.table_schema, drift)
         with job.described(df.sparkSession, "collect"):
             rows = df.select(*[F.col(f"`{c}`") for c in df.columns], raw.alias(RAW_COLUMN)).toArrow()
-        kept = rows.select(drift_kept_columns(df, job.table_schema, drift))
+        kept = rows.select(kept_names)
         n = rows.num_rows
         quarantined = quarantine_rows(
             kept, error_entries(n, DRIFT_ERROR), rows.column(RAW_COLUMN), job.ctx, job.table_schema

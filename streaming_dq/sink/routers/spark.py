@@ -165,6 +165,8 @@ class SparkRouter(Router):
         return _SparkBatch(self, plan, job, annotated, decision, list(df.columns), aggregates.windows)
 
     def quarantine_whole(self, df: DataFrame, job: BatchJob, drift: SchemaDrift) -> ValidatedBatch:
+        raw = drift_raw_column(df, job.malformed)
+        kept = [F.col(f"`{c}`") for c in drift_kept_columns(df, job.table_schema, drift)]
         df.persist()
         try:
             with job.described(df.sparkSession, "aggregate"):
@@ -172,8 +174,6 @@ class SparkRouter(Router):
         except BaseException:
             df.unpersist()
             raise
-        raw = drift_raw_column(df, job.malformed)
-        kept = [F.col(f"`{c}`") for c in drift_kept_columns(df, job.table_schema, drift)]
         error = F.array(_error_struct(DRIFT_ERROR.check, DRIFT_ERROR.check_id, DRIFT_ERROR.severity))
         frame = df.select(*kept, error.alias(ERRORS_COLUMN), *_stamps(job), raw.alias(RAW_COLUMN))
         quarantined = self.conformed(frame, quarantine_schema(job.table_schema), keep_extra=True)
