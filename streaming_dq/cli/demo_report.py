@@ -25,13 +25,16 @@ from rich.table import Table
 from streaming_dq.cli.demo_data import LandingFile
 from streaming_dq.config.gate_config import GateConfig
 from streaming_dq.core.outcome import BatchOutcome
+from streaming_dq.engine.plan import MALFORMED_CHECK_ID
+from streaming_dq.engine.result import ERRORS_COLUMN
 from streaming_dq.profiles.event_time import time_zone
+from streaming_dq.sink.schemas import RAW_COLUMN
 
 __all__ = ["CheckFailures", "DemoRun", "failing_checks", "print_summary", "read_rows"]
 
-MALFORMED = "malformed-record"
-ERRORS = "_dq_errors"
-RAW = "_dq_raw"
+MALFORMED = MALFORMED_CHECK_ID
+ERRORS = ERRORS_COLUMN
+RAW = RAW_COLUMN
 SHOWN_COLUMNS = ("order_id", "order_ts", "customer_id", "amount", "currency", "status")
 #: Series worth showing from the scrape, in this order.
 SERIES = (

@@ -14,7 +14,7 @@ from streaming_dq.engine.decision import BatchDecision
 from streaming_dq.engine.plan import ValidationPlan
 from streaming_dq.engine.plan_cache import PlanCache
 from streaming_dq.engine.result import ERRORS_COLUMN, PASSED_COLUMN, TIMESTAMP_COLUMN, BatchValidationResult
-from streaming_dq.engine.validate import reference_errors_unwrapped, validate_grouped
+from streaming_dq.engine.validate import validate_grouped
 from streaming_dq.exceptions import CriticalCheckFailedError
 from streaming_dq.profiles.public_holidays import expand_profiles
 
@@ -88,18 +88,7 @@ class BatchDQEngine:
     def _run(self, plan: ValidationPlan, df: DataFrame, *, raise_on_critical: bool) -> BatchValidationResult:
         timestamp = datetime.now(UTC)
         input_columns = list(df.columns)
-        with reference_errors_unwrapped():
-            annotated = plan.annotate(df)
-        needs_persist = bool(plan.classic_checks)
-        if needs_persist:
-            df.persist()
-        try:
-            # classic checks rescan the persisted input, not the annotated frame (whose joins would rerun)
-            frame = plan.with_regime(df) if needs_persist else None
-            _, outcome = validate_grouped(plan, annotated, windows=False, classic_frame=frame)
-        finally:
-            if needs_persist:
-                df.unpersist()
+        annotated, _, outcome = validate_grouped(plan, df, windows=False)
         result_df = self._annotate_verdicts(plan, annotated, outcome, input_columns, timestamp)
         result = BatchValidationResult(
             result_df, outcome.aggregate_results, input_columns, timestamp, outcome

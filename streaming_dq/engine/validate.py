@@ -4,11 +4,12 @@ Two forms compute the same typed aggregates (:mod:`~streaming_dq.engine.layout`)
 
 * :func:`validate_collected` (the driver router, :func:`validate_to_arrow`): the rows, their flags and each state's
   per-row input collected to Arrow in one job, every aggregate computed there;
-* :func:`validate_grouped` (the Spark router, ``BatchDQEngine``): one ``groupBy(regime[, window keys]).agg``
-  job over the annotated batch; a handful of group rows reach the driver.
+* :func:`validate_grouped` (the Spark router, ``BatchDQEngine``): the batch annotated, one
+  ``groupBy(regime[, window keys]).agg`` job over it; a handful of group rows reach the driver.
 
-Both then run the classic aggregate checks (a groupBy, join or distinct of their own, over the batch persisted
-by the caller) and take the :class:`~streaming_dq.engine.decision.BatchDecision`. An integrity check whose
+Both then run the classic aggregate checks (a groupBy, join or distinct of their own, over the batch
+persisted while they run) and take the :class:`~streaming_dq.engine.decision.BatchDecision`
+(:func:`~streaming_dq.engine.classic.decided`). An integrity check whose
 reference dataset is missing raises :class:`~streaming_dq.exceptions.MissingReferenceDatasetError` itself, not
 the evaluation error that wraps it (:func:`reference_errors_unwrapped`). A caller may label the phases' Spark
 jobs (``phase``: a context manager per phase name, ``collect``, ``aggregate`` or ``aggregate checks``).
@@ -101,23 +102,48 @@ def validate_collected(
 
 def validate_grouped(
     plan: ValidationPlan,
-    annotated: DataFrame,
+    df: DataFrame,
     *,
     windows: bool,
-    classic_frame: DataFrame | None,
+    keep: bool = False,
     phase: Phase = _unlabelled,
-) -> tuple[BatchAggregates, BatchDecision]:
-    """ONE grouped aggregation over the annotated batch (by regime, and by window when ``windows``), then the
-    decision; the classic checks rescan ``classic_frame`` (persisted by the caller)."""
+) -> tuple[DataFrame, BatchAggregates, BatchDecision]:
+    """``df`` annotated (:meth:`~streaming_dq.engine.plan.ValidationPlan.annotate`), ONE grouped aggregation
+    over it (by regime, and by window when ``windows``), then the decision: the annotated batch, the
+    aggregates and the decision.
+
+    Args:
+        keep: Persist the annotated batch for the caller, which routes its rows from it and unpersists it
+            (the Spark router); the classic checks rescan it. Without it the classic checks rescan the input
+            with its regime (never the annotated frame: its joins and windows would rerun for every such
+            check), persisted while they run.
+    """
+    from pyspark import StorageLevel
+
     layout = plan.layout
+    rescan = not keep and bool(plan.classic_checks)
     with reference_errors_unwrapped():
-        groups = annotated.groupBy(*layout.group_keys(windows=windows))
-        with phase("aggregate"):
-            rows = groups.agg(*layout.grouped_columns(windows=windows)).collect()
-        aggregates = layout.read_grouped(rows)
-        with phase("aggregate checks"):
-            decision = decided(plan, aggregates, classic_frame)
-    return aggregates, decision
+        annotated = plan.annotate(df)
+        if keep:
+            annotated.persist(StorageLevel.MEMORY_AND_DISK)
+        if rescan:
+            df.persist()
+        try:
+            classic_frame = annotated if keep else plan.with_regime(df) if rescan else None
+            groups = annotated.groupBy(*layout.group_keys(windows=windows))
+            with phase("aggregate"):
+                rows = groups.agg(*layout.grouped_columns(windows=windows)).collect()
+            aggregates = layout.read_grouped(rows)
+            with phase("aggregate checks"):
+                decision = decided(plan, aggregates, classic_frame)
+        except BaseException:
+            if keep:
+                annotated.unpersist()
+            raise
+        finally:
+            if rescan:
+                df.unpersist()
+    return annotated, aggregates, decision
 
 
 @dataclass(frozen=True)

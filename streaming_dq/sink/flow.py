@@ -26,7 +26,7 @@ from streaming_dq.core.modes import DriftAction
 from streaming_dq.core.outcome import BatchOutcome, MaintenanceReport, SchemaMessages
 from streaming_dq.engine.plan import ValidationPlan
 from streaming_dq.engine.plan_cache import PlanCache
-from streaming_dq.exceptions import ConfigError, GateFailedError, TargetWriteError
+from streaming_dq.exceptions import GateFailedError, TargetWriteError
 from streaming_dq.sink.drift import SchemaDrift, detect_drift, drift_action
 from streaming_dq.sink.records import BatchContext, failed_aggregates
 from streaming_dq.sink.routers.base import BatchJob, Router, ValidatedBatch, fill_missing
@@ -131,7 +131,7 @@ class BatchFlow:
             df = fill_missing(df, job.table_schema, drift.missing)
         if self.seen_keys:  # each row's earlier occurrence, found in Spark (the keys stay on the executors)
             df = self.seen_keys.annotate(df, writer, job.ctx)
-        plan = self._plan(df, job.malformed)
+        plan = self.plans.plan_for(df, job.malformed)  # a new schema (a drift): held against the checks first
         references = self.references.resolve(df.sparkSession)
         with plan.references(references):
             validated = router.validate(plan, df, job)
@@ -163,17 +163,6 @@ class BatchFlow:
                 self.options.name, batch_id, f"schema drift: {drift.describe()}", result=drift
             )
         return action
-
-    def _plan(self, df: DataFrame, malformed: str | None) -> ValidationPlan:
-        event_time = self.options.event_time
-        if event_time and event_time not in df.columns:
-            raise ConfigError(
-                f"event-time column {event_time!r} is not in the batch (columns: {', '.join(df.columns)})",
-                field_path="gate.event-time",
-            )
-        return self.plans.plan_for(
-            df, malformed
-        )  # a new schema (drift): the same one-line answer as at start
 
     def _new_plan(self, malformed: str | None) -> ValidationPlan:
         return ValidationPlan(

@@ -42,7 +42,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from streaming_dq.core.outcome import CheckOutcome
-from streaming_dq.engine.validate import reference_errors_unwrapped, validate_grouped
+from streaming_dq.engine.validate import validate_grouped
 from streaming_dq.engine.values import EventTimeStats
 from streaming_dq.sink.drift import DRIFT_CHECK_ID
 from streaming_dq.sink.records import RoutedBatch
@@ -134,18 +134,14 @@ class SparkRouter(Router):
         return frame.select(*self._projections[key])
 
     def validate(self, plan: ValidationPlan, df: DataFrame, job: BatchJob) -> ValidatedBatch:
-        """One aggregation job over the persisted batch; a small batch (see ``small_batch_rows``) is validated
+        """One aggregation job over the annotated batch, persisted until its rows are written; a small batch (see ``small_batch_rows``) is validated
         and split on the driver instead, its rows committed like the gate's own small tables."""
-        from pyspark import StorageLevel
 
         small = self._validate_small(plan, df, job)
         if small is not None:
             assert small.decision is not None  # validated, not quarantined whole
             self._last_rows = small.decision.total
             return small
-        with reference_errors_unwrapped():
-            annotated = plan.annotate(df)
-        annotated.persist(StorageLevel.MEMORY_AND_DISK)
         spark = df.sparkSession
 
         @contextmanager
@@ -154,13 +150,7 @@ class SparkRouter(Router):
             with job.described(spark, name), one_job:
                 yield
 
-        try:
-            aggregates, decision = validate_grouped(
-                plan, annotated, windows=True, classic_frame=annotated, phase=phase
-            )
-        except BaseException:
-            annotated.unpersist()
-            raise
+        annotated, aggregates, decision = validate_grouped(plan, df, windows=True, keep=True, phase=phase)
         self._last_rows = decision.total
         return _SparkBatch(self, plan, job, annotated, decision, list(df.columns), aggregates.windows)
 
