@@ -135,6 +135,45 @@ def test_a_missing_column_is_a_clear_error(spark) -> None:  # type: ignore[no-un
         BatchDQEngine(cs).run_batch(df)
 
 
+def test_the_engine_holds_its_checks_against_each_new_schema_once_as_the_gate_does(
+    spark, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """One input check for every caller (core.column_types.check_input): BatchDQEngine answers a numeric bound
+    on a STRING column with the gate's own one line (not Spark's cast error), once per input schema."""
+    import streaming_dq.engine.plan as plan_module
+
+    calls: list[tuple[str, ...]] = []
+    real = plan_module.check_input
+
+    def counted(checks, event_time, df):  # type: ignore[no-untyped-def]
+        calls.append(tuple(df.columns))
+        real(checks, event_time, df)
+
+    monkeypatch.setattr(plan_module, "check_input", counted)
+    bound = {
+        "check": "numeric-min-check",
+        "check-id": "amount-positive",
+        "columns": ["amount"],
+        "min-value": 0,
+    }
+    text = spark.createDataFrame([(1, "12.5")], "id int, amount string")
+    with pytest.raises(CheckEvaluationError) as info:
+        BatchDQEngine(CheckSet.from_dicts([bound])).run_batch(text)
+    assert str(info.value) == (
+        "check 'amount-positive': column 'amount' is string; numeric-min-check needs a numeric column"
+    )
+    filtered = {"check": "null-check", "check-id": "id-present", "columns": ["id"], "filter": "nope > 1"}
+    with pytest.raises(CheckEvaluationError, match=r"'id-present'.*filter 'nope > 1'"):
+        BatchDQEngine(CheckSet.from_dicts([filtered])).run_batch(spark.createDataFrame(ROWS, SCHEMA))
+    calls.clear()
+    engine = BatchDQEngine(checks())
+    for _ in range(3):
+        engine.run_batch(spark.createDataFrame(ROWS, SCHEMA))
+    assert calls == [("id", "name", "amount")]  # prepared once for the schema, then reused
+    engine.run_batch(spark.createDataFrame([(1, "a", 1.0, True)], SCHEMA + ", flag boolean"))
+    assert calls == [("id", "name", "amount"), ("id", "name", "amount", "flag")]  # a new schema: again
+
+
 def _jobs_in_group(spark, group: str) -> int:  # type: ignore[no-untyped-def]
     return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
 
