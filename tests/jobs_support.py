@@ -90,13 +90,25 @@ def background_run(
         run = subprocess.Popen(
             [str(CLI), "run", str(config), "--timeout", str(timeout)],
             stdout=out, stderr=subprocess.STDOUT, env=dict(env), cwd=cwd,
+            start_new_session=True,  # its JVM in its group: a kill takes both (a killed driver orphans its JVM)
         )  # fmt: skip
     try:
         yield run
     finally:
         if run.poll() is None:
-            run.kill()
+            kill_job(run)
             run.wait()
+
+
+def kill_job(job: subprocess.Popen[Any]) -> None:
+    """SIGKILL a job and, when it leads a process group of its own, the group (its Spark JVM with it)."""
+    try:
+        if os.getpgid(job.pid) == job.pid:
+            os.killpg(job.pid, signal.SIGKILL)
+            return
+    except ProcessLookupError:
+        return
+    job.kill()
 
 
 def interrupt(run: subprocess.Popen[bytes], log: Path) -> None:
@@ -122,7 +134,7 @@ def _stacks_then_kill(job: subprocess.Popen[Any]) -> None:
     """Ask a job that does not end for its threads' stacks (``streaming-dq`` prints them on SIGUSR1), then kill it."""
     job.send_signal(signal.SIGUSR1)
     time.sleep(2)
-    job.kill()
+    kill_job(job)
 
 
 def communicate_or_dump(job: subprocess.Popen[str], timeout: float) -> tuple[str, str]:

@@ -74,7 +74,7 @@ def check_columns(check: BaseCheck) -> list[tuple[str, str]]:
 
 
 def column_type_problems(
-    checks: Iterable[BaseCheck], types: Mapping[str, str], *, missing: bool = True
+    checks: Iterable[BaseCheck], types: Mapping[str, str], *, missing: bool = True, kinds: bool = True
 ) -> list[tuple[BaseCheck, str, str]]:
     """``(check, parameter path, reason)`` for every column of a check that is missing or of the wrong kind.
 
@@ -82,10 +82,11 @@ def column_type_problems(
         checks: The checks.
         types: ``{column: type}``, DDL keywords or Spark type names.
         missing: Also report the columns ``types`` does not have.
+        kinds: Also report the columns of a kind their check cannot judge.
     """
     problems: list[tuple[BaseCheck, str, str]] = []
     for check in checks:
-        kind = getattr(check, "column_kind", None)  # an anomaly check takes its metric's
+        kind = getattr(check, "column_kind", None) if kinds else None  # an anomaly check takes its metric's
         for path, column in check_columns(check):
             if column not in types:
                 if missing:
@@ -99,8 +100,14 @@ def column_type_problems(
     return problems
 
 
-def check_schema(checks: Iterable[BaseCheck], event_time: str | None, schema: StructType) -> None:
+def check_schema(
+    checks: Iterable[BaseCheck], event_time: str | None, schema: StructType, *, kinds: bool = True
+) -> None:
     """Fail now, in one line, when the checks cannot run on rows of ``schema``.
+
+    Args:
+        kinds: Also refuse a column of a kind its check cannot judge (a gate: its stream would fail every
+            batch); without it Spark casts the values, as ``BatchDQEngine`` lets it.
 
     Raises:
         ConfigError: the event-time column is missing or not a date/timestamp.
@@ -119,24 +126,23 @@ def check_schema(checks: Iterable[BaseCheck], event_time: str | None, schema: St
                 f"event-time column {event_time!r} is {types[event_time]}, not a timestamp",
                 field_path="gate.event-time",
             )
-    problems = column_type_problems(checks, types)
+    problems = column_type_problems(checks, types, kinds=kinds)
     if problems:
         check, _, reason = problems[0]
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise CheckEvaluationError(check.check_id, reason + more)
 
 
-def check_input(checks: Iterable[Any], event_time: str | None, df: DataFrame) -> None:
-    """Fail now, in one line naming the check, when ``checks`` cannot run on ``df``'s rows: a column missing or
-    of a kind a check cannot judge, an event-time column that is no timestamp
-    (:func:`check_schema`), a filter that does not resolve on them
-    (:func:`~streaming_dq.core.sql.check_filters`). Analysis only: the gate runs it on the stream at start, the plan on each new input
-    schema.
+def check_input(checks: Iterable[Any], event_time: str | None, df: DataFrame, *, kinds: bool = True) -> None:
+    """Fail now, in one line naming the check, when ``checks`` cannot run on ``df``'s rows: a column missing
+    (or, with ``kinds``, of a kind a check cannot judge), an event-time column that is no timestamp
+    (:func:`check_schema`), a filter that does not resolve on them (:func:`~streaming_dq.core.sql.check_filters`).
+    Analysis only: the gate runs it on the stream at start, a plan on each new input schema.
 
     Raises:
         ConfigError: The event-time column is missing or not a date/timestamp.
         CheckEvaluationError: A check's column or filter cannot be evaluated on ``df``.
     """
     checks = list(checks)
-    check_schema(checks, event_time, df.schema)
+    check_schema(checks, event_time, df.schema, kinds=kinds)
     check_filters(checks, df)

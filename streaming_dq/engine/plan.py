@@ -52,6 +52,9 @@ class ValidationPlan:
         timezone: Zone of the calendar dates profiles are defined in.
         malformed_column: Name of a column holding the raw text of malformed records (e.g. ``_corrupt_record``);
             a non-NULL value fails the row with a ``malformed-record`` error and masks every other check.
+        strict_types: Refuse, when the plan is prepared for a schema, a check on a column of a kind it cannot
+            judge (a gate's: a numeric bound on a STRING column would fail every batch of a stream); without
+            it Spark casts the values (``BatchDQEngine``).
     """
 
     def __init__(
@@ -63,6 +66,7 @@ class ValidationPlan:
         event_time: str | None = None,
         timezone: str = "UTC",
         malformed_column: str | None = None,
+        strict_types: bool = False,
     ) -> None:
         from streaming_dq.core.severity import normalize_severity
 
@@ -71,6 +75,7 @@ class ValidationPlan:
         self.event_time = event_time
         self.timezone = timezone
         self.malformed_column = malformed_column
+        self.strict_types = strict_types
         self.row_checks: list[BaseRowCheck] = [c for c in checks if isinstance(c, BaseRowCheck)]
         aggregates = [c for c in checks if isinstance(c, BaseAggregateCheck)]
         #: Window-scoped checks are judged per event-time window by the gate's accumulator, not per batch.
@@ -241,9 +246,9 @@ class ValidationPlan:
     def prepare(self, df: DataFrame) -> tuple[dict[str, Column], list[int]]:
         """Make the plan ready for rows of ``df``'s schema, once per schema: the condition-only checks' flag
         columns built (kept for every later batch: Columns are unresolved expressions), and the checks held
-        against the schema (:func:`~streaming_dq.core.column_types.check_input`: a column missing or of a kind
-        a check cannot judge, an event-time column that is no timestamp, a filter that does not resolve - one
-        line naming the check, before any row is read). :class:`~streaming_dq.engine.plan_cache.PlanCache`
+        against the schema (:func:`~streaming_dq.core.column_types.check_input`: a column missing, or of a kind
+        a check cannot judge under ``strict_types``, an event-time column that is no timestamp, a filter that
+        does not resolve - one line naming the check, before any row is read). :class:`~streaming_dq.engine.plan_cache.PlanCache`
         prepares a plan for the schema it is built for; :meth:`annotate` prepares it for a schema it has not
         seen.
 
@@ -258,7 +263,8 @@ class ValidationPlan:
 
         def build() -> tuple[dict[str, Column], list[int]]:
             built = self._conditions(df)  # lazy Columns: nothing is resolved before the check below
-            check_input([*self.row_checks, *self.aggregate_checks, *self.window_checks], self.event_time, df)
+            checks = [*self.row_checks, *self.aggregate_checks, *self.window_checks]
+            check_input(checks, self.event_time, df, kinds=self.strict_types)
             return built
 
         key = ("prepared", _schema_key(df))

@@ -112,6 +112,7 @@ class ReleaseJudge:
             event_time=options.event_time,
             timezone=options.timezone,
             malformed_column=parser.malformed if parser is not None else None,
+            strict_types=True,
         )
         self._checked = False
 

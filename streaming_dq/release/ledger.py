@@ -73,9 +73,14 @@ class Ledger:
         entry = self._records(app_id).get(app_id)
         return dict(entry.chunks) if entry else {}
 
-    def _append(self, rows: list[dict[str, Any]], txn: AppTransaction) -> None:
+    def _append(self, rows: list[dict[str, Any]], txn: AppTransaction, *, checked: bool = False) -> None:
+        """Append the records under ``txn`` once: skipped when the table has it, unless the caller has just
+        checked that (``checked``: the commit sequencer); a taken version is refused by the table either way."""
         with writing(self.results, txn.version):
-            self.writer.write_once(self.results, results_table(rows), txn, merge_schema=True)
+            if checked:
+                self.writer.append(self.results, results_table(rows), txn, merge_schema=True)
+            else:
+                self.writer.write_once(self.results, results_table(rows), txn, merge_schema=True)
 
     def start(self, app_id: str, record: Mapping[str, Any], ts: datetime) -> None:
         head = {"gate": self.gate, "app_id": app_id + _START, "batch_id": None}
@@ -85,9 +90,11 @@ class Ledger:
         )
 
     def chunk(self, app_id: str, number: int, counts: Counts, ts: datetime, seconds: float) -> None:
+        """The chunk's record: the last write of the chunk's commit sequence
+        (:func:`~streaming_dq.sink.commit.commit_in_order`), which has checked that the table lacks it."""
         head = {"gate": self.gate, "app_id": app_id, "batch_id": number}
         rows = release_rows(head, "chunk", ts, counts=counts or {None: (0, 0)}, duration_seconds=seconds)
-        self._append(rows, AppTransaction(app_id, number))
+        self._append(rows, AppTransaction(app_id, number), checked=True)
 
     def finish(self, app_id: str, chunks: int, counts: Counts, ts: datetime, seconds: float) -> None:
         head = {"gate": self.gate, "app_id": app_id, "batch_id": None}

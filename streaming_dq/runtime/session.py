@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import tempfile
 import threading
@@ -105,7 +106,7 @@ def build_spark_session(
     for key, value in conf.items():
         builder = builder.config(key, value)
     try:
-        with _jvm_stderr_filtered():
+        with _jvm_stderr_filtered(), _stops_held() as held:
             session = builder.getOrCreate()
     except Exception as exc:
         packages = conf.get("spark.jars.packages")
@@ -114,8 +115,43 @@ def build_spark_session(
 
             raise resolution_error(packages.split(","), conf.get("spark.jars.ivySettings")) from exc
         raise
+    if held:  # asked to stop while Spark started: stop what started, then stop as asked
+        session.stop()
+        if signal.SIGINT in held:
+            raise KeyboardInterrupt
+        signal.raise_signal(held[0])
     session.sparkContext.setLogLevel(spark.log_level)
     return session, True
+
+
+@contextlib.contextmanager
+def _stops_held() -> Iterator[list[int]]:
+    """Hold SIGINT and SIGTERM while Spark's JVM is launched; the ones that arrived are in the yielded list.
+
+    An interrupt in the middle of the launch (pyspark waiting for the new JVM's gateway) left that JVM
+    running after this process had exited, with nothing to stop it (its gateway waits for a connection that
+    never comes). Held, the stop is taken after the session exists: the caller stops it and then stops as
+    asked. A handler set meanwhile (pyspark's SparkContext sets one for SIGINT once its gateway is up: the
+    launch is over then) is kept. Only the main thread can hold signals; elsewhere nothing changes.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield []
+        return
+    held: list[int] = []
+
+    def hold(number: int, _frame: object) -> None:
+        held.append(number)
+
+    previous = {sig: signal.signal(sig, hold) for sig in _STOPS}
+    try:
+        yield held
+    finally:
+        for sig, handler in previous.items():
+            if signal.getsignal(sig) is hold:  # not replaced meanwhile (pyspark's SparkContext sets its own)
+                signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+
+_STOPS = (signal.SIGINT, signal.SIGTERM)
 
 
 def config_session(

@@ -172,6 +172,7 @@ class BatchFlow:
             event_time=self.options.event_time,
             timezone=self.options.timezone,
             malformed_column=malformed,
+            strict_types=True,  # the one-line answer gate.start gives, for a drifted schema too
         )
 
 

@@ -68,3 +68,53 @@ def test_ctrl_c_stops_between_batches_exits_130_and_the_next_run_resumes(
     passed = read_table(str(tables / "orders_pass")).num_rows
     quarantined = read_table(str(tables / "orders_quarantine")).num_rows
     assert passed + quarantined == summary["records"]  # nothing lost, nothing written twice
+
+
+def _jvms_of(marker: str) -> list[int]:
+    """The Java processes whose environment carries ``marker`` (a job's JVM inherits its environment)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if "java" not in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                continue
+            if marker.encode() in (entry / "environ").read_bytes():
+                found.append(int(entry.name))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return found
+
+
+def test_ctrl_c_while_spark_starts_leaves_no_jvm_behind(tmp_path: Path) -> None:
+    """SIGINT while the job's JVM is being launched: before, pyspark gave up waiting for the new JVM's gateway
+    and the process exited, leaving the JVM running for good (found as orphans after the suite); now the stop
+    is held until the session exists, which is stopped, and the command exits 130 with no JVM left."""
+    config, _ = make_orders_job(tmp_path, batches=2, rows=10)
+    marker = f"STREAMING_DQ_TEST_JOB={tmp_path.name}"
+    key, value = marker.split("=", 1)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, key: value}
+    proc = subprocess.Popen(
+        [str(CLI), "run", str(config)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        cwd=tmp_path, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not _jvms_of(marker) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        assert _jvms_of(marker), "the job's JVM never started"
+        os.kill(proc.pid, signal.SIGINT)  # the command only, as `kill -INT`: the JVM is not signalled
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, out + err
+        deadline = time.monotonic() + 30
+        while _jvms_of(marker) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = _jvms_of(marker)
+        assert not left, f"JVM(s) {left} still running after the command exited: {out}{err}"
+    finally:  # never leave the job or its JVM to the next test
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        for pid in _jvms_of(marker):
+            os.kill(pid, signal.SIGKILL)

@@ -138,16 +138,19 @@ def test_a_missing_column_is_a_clear_error(spark) -> None:  # type: ignore[no-un
 def test_the_engine_holds_its_checks_against_each_new_schema_once_as_the_gate_does(
     spark, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
-    """One input check for every caller (core.column_types.check_input): BatchDQEngine answers a numeric bound
-    on a STRING column with the gate's own one line (not Spark's cast error), once per input schema."""
+    """One input check for every caller (core.column_types.check_input), once per input schema: a missing
+    column or a filter that does not resolve is refused by the engine as by the gate; a column of a kind its
+    check cannot judge is refused by a gate's plan (``strict_types``) with gate.start's line, while the engine
+    lets Spark cast it."""
     import streaming_dq.engine.plan as plan_module
+    from streaming_dq.engine.plan import ValidationPlan
 
     calls: list[tuple[str, ...]] = []
     real = plan_module.check_input
 
-    def counted(checks, event_time, df):  # type: ignore[no-untyped-def]
+    def counted(checks, event_time, df, **kw):  # type: ignore[no-untyped-def]
         calls.append(tuple(df.columns))
-        real(checks, event_time, df)
+        real(checks, event_time, df, **kw)
 
     monkeypatch.setattr(plan_module, "check_input", counted)
     bound = {
@@ -156,12 +159,14 @@ def test_the_engine_holds_its_checks_against_each_new_schema_once_as_the_gate_do
         "columns": ["amount"],
         "min-value": 0,
     }
-    text = spark.createDataFrame([(1, "12.5")], "id int, amount string")
+    text = spark.createDataFrame([(1, "12"), (2, "-1")], "id int, amount string")
     with pytest.raises(CheckEvaluationError) as info:
-        BatchDQEngine(CheckSet.from_dicts([bound])).run_batch(text)
+        ValidationPlan(CheckSet.from_dicts([bound]), strict_types=True).prepare(text)
     assert str(info.value) == (
         "check 'amount-positive': column 'amount' is string; numeric-min-check needs a numeric column"
     )
+    cast = BatchDQEngine(CheckSet.from_dicts([bound])).run_batch(text)
+    assert sorted(r["id"] for r in cast.fail_df().collect()) == [2]
     filtered = {"check": "null-check", "check-id": "id-present", "columns": ["id"], "filter": "nope > 1"}
     with pytest.raises(CheckEvaluationError, match=r"'id-present'.*filter 'nope > 1'"):
         BatchDQEngine(CheckSet.from_dicts([filtered])).run_batch(spark.createDataFrame(ROWS, SCHEMA))
