@@ -6,6 +6,11 @@ Example:
     >>> engine = BatchDQEngine(checks)
 """
 
+# ruff: noqa: E402 - the check of the pyspark beside the package runs before anything else imports pyspark
+from streaming_dq.compat.versions import check_at_import
+
+check_at_import()
+
 from streaming_dq.config.check_set import CheckSet
 from streaming_dq.config.factory import CheckFactory
 from streaming_dq.config.registry import CheckConfigRegistry

@@ -197,3 +197,18 @@ class InternalError(StreamingDQError, RuntimeError):
 
     Please report it with the message; the batch fails, so Spark replays it once the cause is fixed.
     """
+
+
+class UnsupportedSparkError(StreamingDQError, ImportError):
+    """The pyspark beside the package is missing, outside the supported range, or lacks a feature asked for.
+
+    Attributes:
+        found: The pyspark version found (None: no pyspark).
+        supported: The supported range, as pip writes it (``>=3.5,<4.4``).
+    """
+
+    def __init__(self, reason: str, *, found: str | None = None, supported: str | None = None) -> None:
+        self.reason = reason
+        self.found = found
+        self.supported = supported
+        super().__init__(reason)

@@ -33,6 +33,8 @@ from pyspark.sql import types as T
 from streaming_dq.checks.formats import EMAIL_PATTERN, UUID_PATTERN
 from streaming_dq.checks.json_values import is_json
 from streaming_dq.checks.network import IPV4_PATTERN
+from streaming_dq.compat.spark import try_to_date
+from streaming_dq.compat.versions import has
 from streaming_dq.core.sql import col, quote
 
 __all__ = ["ColumnProfile", "Suggestion", "profile", "render_yaml", "suggest_checks"]
@@ -43,8 +45,9 @@ _FORMATS: dict[str, Any] = {
     "uuid-format-check": lambda c: c.rlike(UUID_PATTERN),
     "ipv4-format-check": lambda c: c.rlike(IPV4_PATTERN),
     "url-format-check": lambda c: c.rlike(r"(?i)^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?([/?#]\S*)?$"),
-    "json-format-check": lambda c: is_json(c) & c.rlike(r"^\s*[\[{]"),  # documents, not bare numbers
-    "date-format-check": lambda c: F.try_to_date(c, "yyyy-MM-dd").isNotNull(),
+    # documents, not bare numbers; is_json parses with try_parse_json (Spark 4.0+: not suggested on 3.5)
+    **({"json-format-check": lambda c: is_json(c) & c.rlike(r"^\s*[\[{]")} if has("variant") else {}),
+    "date-format-check": lambda c: try_to_date(c, "yyyy-MM-dd").isNotNull(),
     "timestamp-format-check": lambda c: F.try_to_timestamp(c, F.lit("yyyy-MM-dd HH:mm:ss")).isNotNull(),
 }
 

@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from streaming_dq.checks.wording import number, violations_sentence
 from streaming_dq.core.base_check import BaseRowCheck
 from streaming_dq.core.severity import Severity
-from streaming_dq.core.sql import col
+from streaming_dq.core.sql import col, quote, try_cast
 
 BoundValue = int | float | Decimal | str
 
@@ -59,7 +59,7 @@ class BoundCheck(BaseRowCheck):
                     F.when(raw.isNull(), F.lit(self.treat_null_as_failure)).otherwise(self.outside(raw))
                 )
                 continue
-            value = raw.try_cast(self.read_as)
+            value = try_cast(quote(name), self.read_as)
             terms.append(
                 F.when(raw.isNull(), F.lit(self.treat_null_as_failure))
                 .when(value.isNull(), F.lit(True))  # present but unreadable as the family's type

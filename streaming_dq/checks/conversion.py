@@ -20,7 +20,7 @@ from streaming_dq.checks.value_rule import ValueRuleCheck, ValueRuleConfig
 from streaming_dq.core.base_check import BaseCheck
 from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.severity import Severity
-from streaming_dq.core.sql import check_sql_type
+from streaming_dq.core.sql import check_sql_type, quote, try_cast
 
 
 class CastableCheck(ValueRuleCheck):
@@ -41,8 +41,8 @@ class CastableCheck(ValueRuleCheck):
         check_sql_type(data_type, check_id=check_id, field="data-type")
         self.data_type = data_type
 
-    def bad(self, value: Column) -> Column:
-        return value.try_cast(self.data_type).isNull()
+    def bad_named(self, name: str) -> Column:
+        return try_cast(quote(name), self.data_type).isNull()
 
     def rule_text(self) -> str:
         return f"that does not read as {self.data_type}"

@@ -26,7 +26,7 @@ from streaming_dq.core.base_config import BaseAggregateCheckConfig
 from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
 from streaming_dq.core.severity import Severity
-from streaming_dq.core.sql import col
+from streaming_dq.core.sql import quote, try_cast
 from streaming_dq.states.spec import StateSpec
 
 FreshnessPeriod = Literal["year", "month", "week", "day", "hour", "minute", "second"]
@@ -83,7 +83,7 @@ class FreshnessCheck(MetricDetails, ObservableAggregateCheck):
         return (now - months_back(now, months)).total_seconds()
 
     def state_specs(self) -> dict[str, StateSpec]:
-        epoch = F.unix_micros(col(self.column).try_cast("timestamp")) / F.lit(1_000_000.0)
+        epoch = F.unix_micros(try_cast(quote(self.column), "timestamp")) / F.lit(1_000_000.0)
         return {"newest": StateSpec("max", epoch, key=f"epoch-seconds:{self.column}")}
 
     def metric_value(self, states: Mapping[str, Any]) -> float | None:

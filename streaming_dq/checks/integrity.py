@@ -30,7 +30,7 @@ from streaming_dq.core.base_config import BaseAggregateCheckConfig, BaseRowCheck
 from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.results import AggregateEvaluationResult
 from streaming_dq.core.severity import Severity
-from streaming_dq.core.sql import col
+from streaming_dq.core.sql import col, quote, try_cast
 from streaming_dq.exceptions import CheckEvaluationError, ConfigError
 
 
@@ -65,7 +65,7 @@ class _ForeignKey(IntegrityCheckMixin):
                 f"(columns: {', '.join(ref.columns)})",
             )
         key_type = df.schema[self.column].dataType
-        keys = ref.select(col(self.reference_column).try_cast(key_type).alias(self.key_alias))
+        keys = ref.select(try_cast(quote(self.reference_column), key_type).alias(self.key_alias))
         return F.broadcast(keys.where(F.col(self.key_alias).isNotNull()).distinct())
 
     def joined(self, df: DataFrame) -> DataFrame:
@@ -230,13 +230,13 @@ class ReferenceMatchCheck(IntegrityCheckMixin, BaseRowCheck):
         vals = [f"{p}_v{i}" for i in range(len(compare))]
         per_key = ref.groupBy(
             *[
-                col(r).try_cast(df.schema[c].dataType).alias(k)
+                try_cast(quote(r), df.schema[c].dataType).alias(k)
                 for r, c, k in zip(self.reference_columns, self.columns, keys, strict=True)
             ]
         ).agg(
             F.count(F.lit(1)).alias(f"{p}_n"),
             *[
-                F.first(col(c)).try_cast(df.schema[c].dataType).alias(v)
+                try_cast(f"first({quote(c)})", df.schema[c].dataType).alias(v)
                 for c, v in zip(compare, vals, strict=True)
             ],
         )

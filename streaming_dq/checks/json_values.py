@@ -15,6 +15,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from streaming_dq.checks.value_rule import ValueRuleCheck, ValueRuleConfig
+from streaming_dq.compat.spark import parse_ddl
 from streaming_dq.core.base_check import BaseCheck
 from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.severity import Severity
@@ -38,6 +39,7 @@ class JsonFormatCheck(ValueRuleCheck):
     """
 
     column_kind: ClassVar[str | None] = "string"
+    spark_feature: ClassVar[str | None] = "variant"  # is_json: try_parse_json
 
     def bad(self, value: Column) -> Column:
         return ~is_json(value)
@@ -54,6 +56,7 @@ class JsonKeysCheck(ValueRuleCheck):
     """
 
     column_kind: ClassVar[str | None] = "string"
+    spark_feature: ClassVar[str | None] = "variant"  # is_json: try_parse_json
 
     def __init__(
         self,
@@ -91,6 +94,7 @@ class JsonSchemaCheck(ValueRuleCheck):
     """
 
     column_kind: ClassVar[str | None] = "string"
+    spark_feature: ClassVar[str | None] = "variant"  # is_json: try_parse_json
 
     def __init__(
         self,
@@ -116,7 +120,7 @@ class JsonSchemaCheck(ValueRuleCheck):
         from pyspark.sql import types as T
 
         try:
-            struct = T.StructType.fromDDL(self.schema)
+            struct = parse_ddl(self.schema)
         except Exception as exc:
             raise ConfigError(
                 f"cannot read schema {self.schema!r} as Spark DDL: {exc}", field_path="schema"

@@ -22,7 +22,7 @@ from streaming_dq.checks.value_rule import ValueRuleCheck, ValueRuleConfig
 from streaming_dq.core.base_check import BaseCheck
 from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.severity import Severity
-from streaming_dq.core.sql import col, quote
+from streaming_dq.core.sql import col, quote, try_cast
 from streaming_dq.exceptions import ConfigError
 
 #: One decimal octet, 0-255, without leading zeros (as Python's ``ipaddress`` reads it).
@@ -121,13 +121,10 @@ class Ipv4InCidrCheck(_CidrCheck):
     def network(block: str, index: int) -> Any:
         return _ipv4_network(block, index)
 
-    def bad(self, value: Column) -> Column:
-        parts = F.split(value, r"\.")
-        address = reduce(
-            lambda acc, i: acc * 256 + parts.getItem(i).try_cast("bigint"),
-            range(1, 4),
-            parts.getItem(0).try_cast("bigint"),
-        )
+    def bad_named(self, name: str) -> Column:
+        value = col(name)
+        octets = [try_cast(f"split({quote(name)}, '[.]')[{i}]", "bigint") for i in range(4)]
+        address = reduce(lambda acc, octet: acc * 256 + octet, octets[1:], octets[0])
         inside = [
             F.shiftright(address, 32 - net.prefixlen) == int(net.network_address) >> (32 - net.prefixlen)
             for net in self._networks

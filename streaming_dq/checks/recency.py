@@ -19,6 +19,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from streaming_dq.checks.value_rule import ValueRuleCheck, ValueRuleConfig
+from streaming_dq.compat.spark import try_to_date
 from streaming_dq.core.base_check import BaseCheck
 from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.scope import parse_duration
@@ -57,7 +58,7 @@ class DateFormatCheck(_FormatCheck):
     noun = "date"
 
     def bad(self, value: Column) -> Column:
-        return F.try_to_date(value, self.format).isNull()
+        return try_to_date(value, self.format).isNull()
 
 
 class TimestampFormatCheck(_FormatCheck):

@@ -21,7 +21,7 @@ from streaming_dq.core.base_check import BaseCheck, BaseRowCheck, IntegrityCheck
 from streaming_dq.core.base_config import BaseRowCheckConfig
 from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.severity import Severity
-from streaming_dq.core.sql import check_sql_expression, col
+from streaming_dq.core.sql import check_sql_expression, col, quote, try_cast
 from streaming_dq.exceptions import CheckEvaluationError, ConfigError
 
 __all__ = ["ReferenceAggregateCheck", "ReferenceAggregateCheckConfig"]
@@ -102,7 +102,7 @@ class ReferenceAggregateCheck(_Aggregate, IntegrityCheckMixin, BaseRowCheck):
         )
         theirs = ref.groupBy(
             *[
-                col(r).try_cast(df.schema[c].dataType).alias(k)
+                try_cast(quote(r), df.schema[c].dataType).alias(k)
                 for r, c, k in zip(self.reference_group_by, self.group_by, keys, strict=True)
             ]
         ).agg(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from streaming_dq.checks.unknown_fields import UNKNOWN_FIELDS_CHECK_ID
+from streaming_dq.compat.artifacts import delta_refusal
 from streaming_dq.config.building import BuiltCheck
 from streaming_dq.config.fields import TIME_TYPES
 from streaming_dq.config.gate_config import GateConfig
@@ -113,6 +114,12 @@ def cross_problems(
             for r, rule in enumerate(profile.rules):
                 if not any(rule.to_rule().selector.matches(t) for t in targets):
                     problems.append((f"profiles[{p}].rules[{r}].select", "selects no configured check"))
+    if config.targets.writer == "spark" and (refused := delta_refusal()) is not None:
+        problems.append(("targets.writer", refused))
+    if config.source.format == "delta" and (
+        refused := delta_refusal(what="a Delta source", instead="stream the table's files (format: parquet)")
+    ):
+        problems.append(("source.format", refused))
     paths: dict[str, str] = {}
     for key, path in config.targets.paths().items():
         if path in paths:

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
+from streaming_dq.compat.versions import missing
 from streaming_dq.core.references import reference_dataset
 from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
 from streaming_dq.core.severity import Severity, normalize_severity
@@ -36,6 +37,9 @@ class BaseCheck(ABC):
     #: The kind of column the check's ``columns``/``column`` must be (``numeric``, ``string``, ``temporal``),
     #: or None for any type (see :mod:`streaming_dq.core.column_types`).
     column_kind: ClassVar[str | None] = None
+    #: A Spark capability the check needs that older supported versions lack (a key of
+    #: :data:`streaming_dq.compat.versions.FEATURES`); ``validate`` and ``run`` refuse the check without it.
+    spark_feature: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -50,6 +54,12 @@ class BaseCheck(ABC):
     ) -> None:
         if not check_id or not isinstance(check_id, str):
             raise ConfigError("check_id must be a non-empty string", field_path="check-id")
+        if self.spark_feature is not None:
+            refused = missing(
+                self.spark_feature, what=f"{self.check_type or type(self).__name__} ({check_id!r})"
+            )
+            if refused:
+                raise ConfigError(refused, field_path="check")
         self.check_id = check_id
         self.severity = normalize_severity(severity)
         self.tags: frozenset[str] = frozenset(tags)

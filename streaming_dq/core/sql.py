@@ -12,7 +12,9 @@ from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import DataType
 
+from streaming_dq.compat.spark import jvm, jvm_session
 from streaming_dq.exceptions import CheckEvaluationError, ConfigError
 
 #: Every column the engine adds while validating starts with this (flags, bitmasks, the regime ordinal).
@@ -27,6 +29,20 @@ def col(name: str) -> Column:
         Column<'order.id'>
     """
     return F.col("`" + name.replace("`", "``") + "`")
+
+
+def try_cast(sql: str, data_type: str | DataType) -> Column:
+    """``try_cast(<sql> AS <type>)``: NULL where a value does not convert, whatever ANSI mode says.
+
+    Built from SQL text on every Spark version: ``Column.try_cast`` is 4.0+, and Spark 3.5's Connect protocol
+    has no TRY cast of a Column, while the SQL form parses the same on 3.5 and 4.x, classic and Connect.
+
+    Args:
+        sql: The value as SQL text (a :func:`quote` d column name, or an expression of them).
+        data_type: A Spark SQL type name (``bigint``) or a type.
+    """
+    type_sql = data_type if isinstance(data_type, str) else data_type.simpleString()
+    return F.expr(f"try_cast({sql} AS {type_sql})")
 
 
 def data_columns(df: DataFrame) -> list[str]:
@@ -44,10 +60,10 @@ def quote(name: str) -> str:
 
 
 def _active_jvm_session() -> Any | None:
+    """The active classic session's JVM side, None without one or under Spark Connect (checks skipped)."""
     from pyspark.sql import SparkSession
 
-    spark = SparkSession.getActiveSession()
-    return getattr(spark, "_jsparkSession", None) if spark is not None else None
+    return jvm_session(SparkSession.getActiveSession())
 
 
 def _java_message(exc: Exception) -> str:
@@ -110,12 +126,11 @@ def check_java_regex(pattern: str, *, check_id: str, field: str) -> None:
     """
     from pyspark.sql import SparkSession
 
-    spark = SparkSession.getActiveSession()
-    jvm = getattr(spark, "_jvm", None) if spark is not None else None
-    if jvm is None:
+    view = jvm(SparkSession.getActiveSession())
+    if view is None:
         return
     try:
-        jvm.java.util.regex.Pattern.compile(pattern)
+        view.java.util.regex.Pattern.compile(pattern)
     except Exception as exc:
         raise ConfigError(
             f"check {check_id!r}: invalid regular expression {pattern!r}: {_java_message(exc)}",

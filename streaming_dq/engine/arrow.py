@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 
+from streaming_dq.compat.spark import to_arrow
 from streaming_dq.engine.decision import BatchDecision
 from streaming_dq.engine.plan import ValidationPlan
 from streaming_dq.engine.regime_table import REGIME_COLUMN
@@ -68,7 +69,7 @@ def collect(
     inputs = [col.alias(name) for name, col in plan.layout.collected_inputs().items()]
     extras = [col.alias(f"{_EXTRA}{name}") for name, col in (extra_columns or {}).items()]
     rows = plan.annotate(df).select(*plan.collected_columns(df.columns), *inputs, *extras)
-    table = plan.rules.pack(rows.toArrow())
+    table = plan.rules.pack(to_arrow(rows))
     aggregates = plan.layout.read_collected(table, plan.rules.count(table))
     # classic aggregate checks rescan the input (+ regime), never the annotated frame: its joins and windows
     # (unique keys, foreign keys, groups) would be recomputed by every such check

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from streaming_dq.compat.spark import spark_schema
 from streaming_dq.core.modes import RELEASE_COMMIT_ORDER, TableRole
 from streaming_dq.exceptions import ConfigError, TargetWriteError
 from streaming_dq.release.judge import RELEASED, ReleaseJudge, ReleaseStamp, input_columns_of, quarantined_for
@@ -162,8 +163,6 @@ class _Release:
         progress: Progress | None,
         parser: RecordParser | None = None,
     ) -> None:
-        from pyspark.sql.pandas.types import from_arrow_schema
-
         if chunk_rows < 1:
             raise ConfigError("must be at least 1", field_path="--chunk-rows")
         self.gate, self.spark, self.request, self.chunk_rows, self.by = gate, spark, request, chunk_rows, by
@@ -174,7 +173,7 @@ class _Release:
         self.ledger = Ledger(writer, results, gate.name)
         schema = self.store.schema(self.store.quarantine)
         inputs = input_columns_of(schema.names)
-        request.validate(spark, from_arrow_schema(_with_release(schema)), inputs)
+        request.validate(spark, spark_schema(_with_release(schema)), inputs)
         self.pass_columns = self.store.schema(self.store.pass_).names
         references = gate.references.resolve(spark)
         self.judge = ReleaseJudge(gate.options, gate.check_set, request, inputs, references, parser)

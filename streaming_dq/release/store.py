@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from streaming_dq.compat.spark import spark_schema, spark_type, to_arrow
 from streaming_dq.core.modes import TargetRole
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.sink.schemas import (
@@ -135,12 +136,11 @@ class Store(ABC):
         """The quarantine rows matching ``predicate`` (every column; a NULL ``_dq_release`` where the table has
         none yet: a dry run writes nothing, not even the column)."""
         from pyspark.sql import functions as F
-        from pyspark.sql.pandas.types import from_arrow_type
 
         frame = self._read(predicate)
         if RELEASE_COLUMN in frame.columns:
             return frame
-        return frame.withColumn(RELEASE_COLUMN, F.lit(None).cast(from_arrow_type(RELEASE_TYPE)))
+        return frame.withColumn(RELEASE_COLUMN, F.lit(None).cast(spark_type(RELEASE_TYPE)))
 
     def committed(self, target: DeltaTarget, app_id: str) -> int | None:
         with writing(target, None):
@@ -163,26 +163,24 @@ class DriverStore(Store):
     """delta-rs: rows read and committed on the driver (the embedded default)."""
 
     def _read(self, predicate: str) -> DataFrame:
-        from pyspark.sql.pandas.types import from_arrow_schema
-
         from streaming_dq.tables.reading import read_table
 
         with writing(self.quarantine, None):
             data = read_table(
                 self.quarantine.uri, storage_options=self.quarantine.storage_options, predicate=predicate
             )
-        schema = from_arrow_schema(data.schema)
+        schema = spark_schema(data.schema)
         if data.num_rows == 0:  # pyspark cannot build a frame from an Arrow table with no chunks
             return self.spark.createDataFrame([], schema=schema)
         return self.spark.createDataFrame(data, schema=schema)
 
     def replace(self, frame: DataFrame, predicate: str, txn: AppTransaction) -> None:
-        data = conform(frame.toArrow(), self.schema(self.quarantine))
+        data = conform(to_arrow(frame), self.schema(self.quarantine))
         with writing(self.quarantine, txn.version):
             self.writer.replace_rows(self.quarantine, data, predicate, txn)
 
     def append_pass(self, frame: DataFrame, txn: AppTransaction, rows: int) -> None:
-        data = conform(frame.toArrow(), self.schema(self.pass_))
+        data = conform(to_arrow(frame), self.schema(self.pass_))
         with writing(self.pass_, txn.version):
             self.writer.append(self.pass_, data, txn)
 

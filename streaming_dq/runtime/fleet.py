@@ -32,11 +32,12 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from streaming_dq.compat.spark import is_remote
 from streaming_dq.config.gate_config import GateConfig
 from streaming_dq.config.paths import local_path
 from streaming_dq.core.outcome import BatchOutcome, WindowOutcome
 from streaming_dq.exceptions import ConfigError
-from streaming_dq.runtime.gate_run import GateRun, is_remote
+from streaming_dq.runtime.gate_run import GateRun
 from streaming_dq.runtime.session import (
     build_spark_session,
     source_bundles,

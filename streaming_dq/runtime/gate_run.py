@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from streaming_dq.compat.spark import is_remote
 from streaming_dq.config.gate_config import GateConfig
 from streaming_dq.core.base_check import BaseCheck, BaseRowCheck
 from streaming_dq.core.listeners import BatchCallback, OutcomeFeed
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from streaming_dq.exporter import GateMetrics, ProgressBridge, QuarantineFollower, ResultsFollower
     from streaming_dq.sink import QualityGate
 
-__all__ = ["GateRun", "first_line", "is_remote"]
+__all__ = ["GateRun", "first_line"]
 
 #: How long a stop waits for the batch running now to finish before it interrupts it.
 STOP_PATIENCE_SECONDS = 120.0
@@ -324,12 +325,6 @@ def _stop_between_batches(query: StreamingQuery) -> None:
                 time.sleep(0.05)
     finally:
         query.stop()
-
-
-def is_remote() -> bool:
-    from pyspark.sql.utils import is_remote
-
-    return bool(is_remote())
 
 
 def _kind(check: BaseCheck) -> CheckKind:

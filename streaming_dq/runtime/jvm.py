@@ -31,26 +31,30 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
+from streaming_dq.compat.artifacts import SPARK_LINES, MavenArtifact, SparkLine, delta_refusal, spark_line
 from streaming_dq.exceptions import ConfigError, JarFetchError
 from streaming_dq.tables.storage import S3_LOG_STORE_CLASS
 
 __all__ = [
     "DELTA_CATALOG",
     "DELTA_EXTENSION",
+    "SPARK_LINES",
     "BundleName",
     "JarFetchError",
     "MavenArtifact",
+    "SparkLine",
     "bundle",
     "bundle_jars",
+    "delta_refusal",
     "fetch",
     "ivy_settings",
     "jars_home",
     "spark_conf",
+    "spark_line",
 ]
 
 BundleName = Literal["delta", "kafka", "avro", "kafka-broker", "s3"]
@@ -77,27 +81,12 @@ def with_needs(names: Sequence[BundleName]) -> list[BundleName]:
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
-#: delta-spark release per Spark minor version; Maven artifacts carry the Spark suffix since Delta 4.1.
-#: 4.4.0 is the newest delta-spark_4.2_2.13 on Maven Central (the PyPI 4.4.1 has no JAR of its own there).
-DELTA_FOR_SPARK: Mapping[str, str] = {"4.1": "4.4.0", "4.2": "4.4.0"}
+
 #: The Kafka broker the tests and the Kafka demo run (KRaft, Java 17+).
 KAFKA_BROKER_VERSION = "4.1.1"
 
 _MANIFEST = "manifest.json"
 _JAR_NAME = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d[^-]*(?:-[^-]+)*?)\.jar$")
-
-
-@dataclass(frozen=True)
-class MavenArtifact:
-    """A Maven coordinate ``group:artifact:version``."""
-
-    group: str
-    artifact: str
-    version: str
-
-    @property
-    def coordinate(self) -> str:
-        return f"{self.group}:{self.artifact}:{self.version}"
 
 
 def _spark_version() -> str:
@@ -116,10 +105,6 @@ def spark_hadoop_version() -> str:
     raise ConfigError(f"pyspark ships no hadoop-client-api JAR in {jars}: cannot choose hadoop-aws")
 
 
-def _minor(version: str) -> str:
-    return ".".join(version.split(".")[:2])
-
-
 def bundle(name: BundleName, *, spark_version: str | None = None) -> tuple[MavenArtifact, ...]:
     """The Maven artifacts of a bundle, for the installed (or the given) Spark version.
 
@@ -127,19 +112,15 @@ def bundle(name: BundleName, *, spark_version: str | None = None) -> tuple[Maven
         ConfigError: unknown bundle, or no delta-spark release for this Spark version.
     """
     version = spark_version or _spark_version()
+    line = spark_line(version)
     if name == "delta":
-        delta = DELTA_FOR_SPARK.get(_minor(version))
-        if delta is None:
-            raise ConfigError(
-                f"no delta-spark release is known for Spark {version} (supported: "
-                f"{', '.join(sorted(DELTA_FOR_SPARK))})",
-                field_path="targets.writer",
-            )
-        return (MavenArtifact("io.delta", f"delta-spark_{_minor(version)}_2.13", delta),)
+        if line.delta is None:
+            raise ConfigError(str(delta_refusal(version)), field_path="targets.writer")
+        return (line.delta,)
     if name == "kafka":
-        return (MavenArtifact("org.apache.spark", "spark-sql-kafka-0-10_2.13", version),)
+        return (MavenArtifact("org.apache.spark", f"spark-sql-kafka-0-10_{line.scala}", line.connectors),)
     if name == "avro":
-        return (MavenArtifact("org.apache.spark", "spark-avro_2.13", version),)
+        return (MavenArtifact("org.apache.spark", f"spark-avro_{line.scala}", line.connectors),)
     if name == "kafka-broker":
         return (MavenArtifact("org.apache.kafka", "kafka_2.13", KAFKA_BROKER_VERSION),)
     if name == "s3":  # S3A for Spark: the hadoop-aws of Spark's own Hadoop client, and the AWS SDK it needs

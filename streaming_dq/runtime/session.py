@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from streaming_dq.compat.artifacts import delta_refusal
 from streaming_dq.config.sections import SparkSection
 from streaming_dq.config.source_model import SourceSection
 from streaming_dq.runtime.jvm import BundleName
@@ -79,7 +80,9 @@ def build_spark_session(
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     local = spark.master.startswith("local")
-    wants_delta = delta or writer == "spark" or (writer == "auto" and not local)
+    # no Delta release for this Spark (4.3): writer auto takes delta-rs, a Delta reference is read by delta-rs
+    # (writer spark and a Delta source are refused by the config's validation, before Spark starts)
+    wants_delta = (delta or writer == "spark" or (writer == "auto" and not local)) and delta_refusal() is None
     wanted: list[BundleName] = ["delta"] if wants_delta else []
     delta_conf = jar_conf(local, [*wanted, *(b for b in bundles if b != "delta")])
     stores = {f"spark.hadoop.{k}": v for k, v in (hadoop or {}).items()}

@@ -66,8 +66,7 @@ class QueryIdentity:
             ConfigError: Under Spark Connect without a known checkpoint (the id would be the bare gate name,
                 and a second stream's batches would be taken for replays of the first's).
         """
-        from pyspark.sql.utils import is_remote
-
+        from streaming_dq.compat.spark import is_remote
         from streaming_dq.exceptions import ConfigError
 
         query_id = None

@@ -28,7 +28,7 @@ def phase_description(gate: str, batch_id: int, phase: str, unit: str = "batch")
 def described(spark: SparkSession | None, text: str) -> Iterator[None]:
     """Run the block's Spark jobs under the description ``text`` (classic Spark; a no-op under Connect or
     without a session)."""
-    from pyspark.sql.utils import is_remote
+    from streaming_dq.compat.spark import is_remote
 
     if spark is None or is_remote():
         yield

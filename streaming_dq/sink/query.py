@@ -30,7 +30,7 @@ def hold_for_query(checkpoint_location: str, storage_options: Mapping[str, str])
     Raises:
         CheckpointInUseError: another job holds it.
     """
-    from pyspark.sql.utils import is_remote
+    from streaming_dq.compat.spark import is_remote
 
     if is_remote() and local_path(checkpoint_location) is not None:
         return None

@@ -17,6 +17,7 @@ import pyarrow as pa
 from pyspark.sql.types import StructType
 
 from streaming_dq.checks.stream_keys import ANNOTATION_COLUMNS, FIRST_SEEN_COLUMN, FIRST_SEEN_TYPE
+from streaming_dq.compat.spark import arrow_schema, spark_type
 from streaming_dq.core.outcome_rows import UTC_TIMESTAMP
 from streaming_dq.engine.result import ERRORS_COLUMN
 from streaming_dq.engine.rules import ERROR_TYPE
@@ -92,11 +93,9 @@ def normalize_schema(schema: pa.Schema) -> pa.Schema:
 
 def arrow_schema_of(schema: StructType, *, drop: Iterable[str | None] = ()) -> pa.Schema:
     """The normalized Arrow schema of a Spark schema, without the ``drop`` columns."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-
     dropped = {d for d in drop if d}
     kept = StructType([f for f in schema.fields if f.name not in dropped])
-    return normalize_schema(to_arrow_schema(kept, timezone="UTC"))
+    return normalize_schema(arrow_schema(kept))
 
 
 def quarantine_schema(pass_schema: pa.Schema) -> pa.Schema:
@@ -146,14 +145,13 @@ def conform_frame(df: DataFrame, schema: pa.Schema, *, keep_extra: bool = False)
 def conform_columns(columns: tuple[str, ...], schema: pa.Schema, *, keep_extra: bool = False) -> list[Column]:
     """The projection :func:`conform_frame` applies to a frame with these ``columns`` (reusable per schema)."""
     from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import from_arrow_type
 
     present = set(columns)
     cols = []
     for f in schema:
-        spark_type = from_arrow_type(f.type)
+        target = spark_type(f.type)
         source = F.col(f"`{f.name}`") if f.name in present else F.lit(None)
-        cols.append(source.cast(spark_type).alias(f.name))
+        cols.append(source.cast(target).alias(f.name))
     if keep_extra:
         cols += [F.col(f"`{c}`") for c in columns if c not in schema.names]
     return cols

@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 
 from streaming_dq.checks.stream_keys import FIRST_SEEN_COLUMN, KEYS_COLUMN, KEYS_SCHEMA, SeenBefore, annotate
 from streaming_dq.checks.uniqueness import UniqueKeyCheck
+from streaming_dq.compat.spark import spark_schema
 from streaming_dq.core.outcome import KeysState, duration_text
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.sink.rows import KeyRows, TableRows
@@ -223,7 +224,6 @@ class SeenKeys:
     def _frame(self, spark: SparkSession, writer: TableWriter) -> DataFrame | None:
         """The keys table as a Spark frame (partitions older than needed left out), or None when empty."""
         from pyspark.sql import functions as F
-        from pyspark.sql.pandas.types import from_arrow_schema
 
         from streaming_dq.tables.storage import hadoop_options, spark_uri
 
@@ -243,7 +243,7 @@ class SeenKeys:
         # event_date is a partition value, not in the files; the store's settings as S3A's (an s3:// table)
         stored = pa.schema([f for f in KEYS_SCHEMA if f.name != "event_date"])
         reader = spark.read.options(**hadoop_options(self.target.uri, self.target.storage_options))
-        return reader.schema(from_arrow_schema(stored)).parquet(*[spark_uri(f) for f in files])
+        return reader.schema(spark_schema(stored)).parquet(*[spark_uri(f) for f in files])
 
     def forget(self, writer: TableWriter) -> int:
         """Drop the keys no batch can need any more (``streaming-dq maintain``): per check, the days more than

@@ -13,6 +13,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
+from streaming_dq.compat.spark import parse_ddl
 from streaming_dq.exceptions import ConfigTypeError
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def with_corrupt_record_column(
         >>> with_corrupt_record_column("id BIGINT").fieldNames()  # doctest: +SKIP
         ['id', '_corrupt_record']
     """
-    schema = StructType.fromDDL(schema_ddl) if isinstance(schema_ddl, str) else schema_ddl
+    schema = parse_ddl(schema_ddl) if isinstance(schema_ddl, str) else schema_ddl
     if not isinstance(schema, StructType):
         raise ConfigTypeError(f"expected a struct schema, got {schema.simpleString()}")
     if column in schema.fieldNames():

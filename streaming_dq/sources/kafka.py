@@ -31,6 +31,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from streaming_dq.compat.spark import is_valid_utf8, parse_ddl
 from streaming_dq.config.source_model import KAFKA_COLUMNS
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.sources.json import is_blank, json_records
@@ -89,7 +90,7 @@ def raw_text(binary: Column) -> Column:
     text = binary.cast("string")
     return (
         F.when(binary.isNull(), F.lit(""))
-        .when(F.is_valid_utf8(text), text)
+        .when(is_valid_utf8(text), text)
         .otherwise(F.concat(F.lit(BASE64_PREFIX), unchunked_base64(binary)))
     )
 
@@ -117,7 +118,7 @@ def payload_struct(payload: PayloadSection) -> StructType:
 
 
 def _struct(ddl: str) -> StructType:
-    schema = StructType.fromDDL(ddl)
+    schema = parse_ddl(ddl)
     if not isinstance(schema, StructType):
         raise ConfigError(
             f"expected a struct schema, got {schema.simpleString()}", field_path="source.value.schema"
@@ -186,7 +187,7 @@ def decode_kafka(raw: DataFrame, source: SourceSection) -> DataFrame:
     options = {k: str(v) for k, v in value.options.items()}
     binary = F.col("value")
     text = binary.cast("string")
-    valid = binary.isNotNull() & F.is_valid_utf8(text)
+    valid = binary.isNotNull() & is_valid_utf8(text)
     carried = [*coordinates(source), raw_text(binary).alias("_dq_raw_value"), valid.alias("_dq_valid")]
     not_decodable = F.when(~F.col("_dq_valid"), F.col("_dq_raw_value"))
 

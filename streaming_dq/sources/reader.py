@@ -23,7 +23,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
-from pyspark.sql.types import StructType
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     from streaming_dq.config.source_model import SourceSection
     from streaming_dq.sources.registry import RegistryDecoder
 
+from streaming_dq.compat.spark import parse_ddl
 from streaming_dq.config.source_model import REGISTRY_FORMATS
 from streaming_dq.sources.csv import CsvHeaderDecoder, line_coordinates, reads_csv_by_header, text_options
 from streaming_dq.sources.json import (
@@ -73,7 +73,7 @@ def read_source(
     if stream and source.max_files_per_trigger is not None:
         reader = reader.option("maxFilesPerTrigger", str(source.max_files_per_trigger))
     if reads_json_lines(source):
-        schema = StructType.fromDDL(source.schema_ or "")
+        schema = parse_ddl(source.schema_ or "")
         lines = reader.format("text").options(**options_of(source)).load(where)
         return parsed_json_lines(lines, source, schema)
     if reads_csv_by_header(source):

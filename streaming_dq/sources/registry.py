@@ -36,6 +36,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from streaming_dq.compat.spark import is_valid_utf8
 from streaming_dq.config.source_model import KAFKA_COLUMNS, REGISTRY_COLUMNS
 from streaming_dq.core.outcome import SchemaMessages, SchemaVerdict
 from streaming_dq.exceptions import ConfigError, StreamingDQError
@@ -302,7 +303,7 @@ class RegistryJsonDecoder(RegistryDecoder):
         unknown = self.source.unknown_fields_column if self.source.detects_unknown_fields else None
         options = {k: str(v) for k, v in self.payload.options.items()}
         text = F.col("_dq_payload").cast("string")
-        valid = F.is_valid_utf8(text)
+        valid = is_valid_utf8(text)
         lines = split.select(F.when(valid, text).alias("value"), valid.alias("_dq_utf8"), "*")
         rows = json_records(lines, declared, options, "_dq_unparsed", unknown)
         fields = {n: F.col(f"`{n}`") for n in declared.fieldNames() if n != self.malformed}

@@ -15,6 +15,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from streaming_dq.compat.spark import parse_ddl
 from streaming_dq.sources.json import json_records, options_of, reads_json_lines
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ def record_parser(source: SourceSection) -> RecordParser | None:
 
 
 def _struct(ddl: str) -> StructType:
-    schema = StructType.fromDDL(ddl)
+    schema = parse_ddl(ddl)
     assert isinstance(schema, StructType)  # a source schema is a list of fields
     return schema
 

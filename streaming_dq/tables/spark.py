@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from streaming_dq.compat.spark import parse_ddl, spark_schema, to_arrow
 from streaming_dq.exceptions import ConfigError, InternalError, TransactionTakenError
 from streaming_dq.tables.deltars import DeltaRsWriter
 from streaming_dq.tables.storage import S3_LOG_STORE_CLASS, hadoop_options, spark_uri
@@ -57,7 +58,7 @@ def read_with_delta_rs(
     df = spark.createDataFrame(read_table(uri, storage_options=storage_options))
     if not schema:
         return df
-    wanted = StructType.fromDDL(schema)
+    wanted = parse_ddl(schema)
     assert isinstance(wanted, StructType)
     return df.select(*[df[f.name].cast(f.dataType).alias(f.name) for f in wanted.fields])
 
@@ -104,9 +105,7 @@ class SparkDeltaWriter(TableWriter):
 
     def _frame(self, data: pa.Table) -> DataFrame:
         """A small driver-built table as a DataFrame, with its schema given (Connect cannot infer an empty one)."""
-        from pyspark.sql.pandas.types import from_arrow_schema
-
-        return self.spark.createDataFrame(data, schema=from_arrow_schema(data.schema))
+        return self.spark.createDataFrame(data, schema=spark_schema(data.schema))
 
     def create_table(self, target: DeltaTarget, schema: pa.Schema) -> None:
         writer = (
@@ -169,7 +168,7 @@ class SparkDeltaWriter(TableWriter):
         frame still commits and records the transaction.
         """
         if rows is not None and self.commits_on_driver(target, rows):
-            data = frame.toArrow()
+            data = to_arrow(frame)
             if data.num_rows != rows:
                 raise InternalError(f"a write to {target.uri} expected {rows} rows and got {data.num_rows}")
             self._driver.append(target, data, txn, merge_schema=merge_schema)
@@ -236,7 +235,7 @@ class SparkDeltaWriter(TableWriter):
     def _listing_parallelism(self) -> str:
         """Tasks for VACUUM's file listing: Delta takes ``parallelPartitionDiscovery.parallelism`` (10,000 by
         default) as the task count, which cost 198 s for a 4-file table on local[2] here (3 s with 2)."""
-        from pyspark.sql.utils import is_remote
+        from streaming_dq.compat.spark import is_remote
 
         cores = 8 if is_remote() else self.spark.sparkContext.defaultParallelism
         return str(max(2, min(cores, 64)))

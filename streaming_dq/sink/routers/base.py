@@ -27,6 +27,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from streaming_dq.compat.spark import spark_type
 from streaming_dq.core.modes import RouterName
 from streaming_dq.engine.rules import ErrorEntry
 from streaming_dq.sink.drift import DRIFT_CHECK_ID
@@ -123,10 +124,11 @@ def fill_missing(df: DataFrame, table_schema: pa.Schema, missing: Sequence[str])
     """Add the table's columns the batch lacks, as typed NULLs (schema-drift ``merge``)."""
     if not missing:
         return df
-    from pyspark.sql.pandas.types import from_arrow_type
-
     return df.withColumns(
-        {c: F.lit(None).cast(from_arrow_type(table_schema.field(c).type, False)) for c in missing}
+        {
+            c: F.lit(None).cast(spark_type(table_schema.field(c).type, prefer_timestamp_ntz=False))
+            for c in missing
+        }
     )
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from streaming_dq.compat.spark import to_arrow
 from streaming_dq.core.outcome import CheckOutcome
 from streaming_dq.engine.arrow import ArrowSplit, Collected, split
 from streaming_dq.engine.validate import validate_collected
@@ -86,7 +87,7 @@ class DriverRouter(Router):
         raw = drift_raw_column(df, job.malformed)
         kept_names = drift_kept_columns(df, job.table_schema, drift)
         with job.described(df.sparkSession, "collect"):
-            rows = df.select(*[F.col(f"`{c}`") for c in df.columns], raw.alias(RAW_COLUMN)).toArrow()
+            rows = to_arrow(df.select(*[F.col(f"`{c}`") for c in df.columns], raw.alias(RAW_COLUMN)))
         kept = rows.select(kept_names)
         n = rows.num_rows
         quarantined = quarantine_rows(

@@ -41,6 +41,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from streaming_dq.compat.spark import is_remote, same_session
 from streaming_dq.core.outcome import CheckOutcome
 from streaming_dq.engine.validate import validate_grouped
 from streaming_dq.engine.values import EventTimeStats
@@ -322,9 +323,8 @@ def _one_job(spark: SparkSession) -> Iterator[None]:
 def _query_own_session(spark: SparkSession) -> bool:
     """Whether ``spark`` is the clone a streaming query gives its ``foreachBatch`` batches (classic Spark)."""
     from pyspark.sql import SparkSession
-    from pyspark.sql.utils import is_remote
 
     if is_remote() or not spark.sparkContext.getLocalProperty("sql.streaming.queryId"):
         return False
     shared = SparkSession._instantiatedSession
-    return shared is None or not spark._jsparkSession.equals(shared._jsparkSession)
+    return shared is None or not same_session(spark, shared)
