@@ -8,20 +8,33 @@ export STREAMING_DQ_JARS ?= $(CURDIR)/.jars
 BUNDLES = delta kafka avro kafka-broker s3
 JARS    = $(foreach b,$(BUNDLES),$(STREAMING_DQ_JARS)/$(b)/manifest.json)
 
-.PHONY: browser registry demo demo-kafka test test-fast install jars lint typecheck imports promtool prometheus-bin bench bench-quick clean
+.PHONY: browser registry demo demo-kafka test test-fast test-spark test-tiers install jars lint typecheck imports promtool prometheus-bin bench bench-quick clean
 
 PIP_EDITABLE = $(PY) -m pip install --quiet -e
+# The main venv's Spark: the newest with a Delta release for it (delta-spark_4.2_2.13). The package itself
+# requires no pyspark (the runtime brings it); its `spark` extra declares the supported range.
+SPARK ?= 4.2.0
+SPARK_PIN = 'pyspark[connect]==$(SPARK)'
+
+# The compatibility tiers (#56): each other supported Spark line in a venv of its own, with its JARs and Java
+# (tests/spark_tier.sh; `make test-spark V=3.5` runs one). What a Spark 3.5 runtime brings beside pyspark:
+# pyspark 3.5's connect extra pins NumPy below 2, and pyarrow 22 and later need NumPy 2.
+TIERS = 3.5 4.0 4.1 4.3
+TIER_3.5 = 3.5.9 17 'pyarrow<22'
+TIER_4.0 = 4.0.5 17
+TIER_4.1 = 4.1.4 21
+TIER_4.3 = 4.3.0 21
 
 # The demo needs the package alone; the tests also their tools, delta-spark and the Kafka producer (#42).
 DEMO_STAMP = $(VENV)/.installed-demo
 $(DEMO_STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PIP_EDITABLE) .
+	$(PIP_EDITABLE) '.[spark]' $(SPARK_PIN)
 	@touch $(DEMO_STAMP)
 
 $(STAMP): pyproject.toml $(DEMO_STAMP)
-	$(PIP_EDITABLE) '.[test,cluster,kafka,lineage,protobuf]'
+	$(PIP_EDITABLE) '.[spark,test,kafka,lineage,protobuf]' $(SPARK_PIN)
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -93,7 +106,17 @@ promtool: prometheus-bin
 # time, so two share the 2 cores better than one (measured: ~42 min serial, ~30 min with two).
 test: $(STAMP) $(JARS) $(AZURITE) $(REGISTRY) prometheus-bin browser lint typecheck imports promtool
 	CI=1 $(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=25 tests; rc=$$?; \
-	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; rc=1; fi; \
+	  $(MAKE) --no-print-directory test-tiers || rc=1; exit $$rc
+
+# One compatibility tier alone: make test-spark V=3.5 (3.5, 4.0, 4.1 or 4.3; the main suite runs $(SPARK)).
+test-spark: $(STAMP) prometheus-bin
+	@test -n "$(TIER_$(V))" || { echo "V must be one of: $(TIERS)"; exit 2; }
+	tests/spark_tier.sh $(V) $(TIER_$(V))
+
+# Every compatibility tier, one after the other (make test runs them after the main suite).
+test-tiers: $(STAMP) prometheus-bin
+	@for v in $(TIERS); do $(MAKE) --no-print-directory test-spark V=$$v || exit 1; done
 
 # The fast tier for the development loop: lint, types, layers and the JVM-free tests (under a minute).
 test-fast: $(STAMP) lint typecheck imports
@@ -120,4 +143,4 @@ bench-quick: $(STAMP) $(JARS)
 	$(PY) -m benchmarks.object_store --quick
 
 clean:
-	rm -rf $(VENV) .demo .jars .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venvs .demo .jars .pytest_cache .mypy_cache .ruff_cache

@@ -41,14 +41,18 @@ os.environ.setdefault("SPARK_SUBMIT_OPTS", SHORT_LIVED_JVM)
 def delta_conf() -> dict[str, str]:
     """The conf that loads the fetched delta-spark, Kafka-reader, spark-avro and S3A JARs; a clear failure
     when `make jars` has not run."""
-    from streaming_dq.runtime.jvm import bundle_jars, jars_home
+    from streaming_dq.runtime.jvm import BundleName, bundle_jars, delta_refusal, jars_home
     from streaming_dq.runtime.session import jar_conf
 
-    for bundle in ("delta", "kafka", "avro", "s3"):
+    # no Delta release for this Spark (a compatibility tier, #56): the session has no Spark Delta writer
+    bundles: list[BundleName] = (
+        ["kafka", "avro", "s3"] if delta_refusal() else ["delta", "kafka", "avro", "s3"]
+    )
+    for bundle in bundles:
         if bundle_jars(bundle) is None:
             raise RuntimeError(f"no {bundle} JARs in {jars_home()}: run `make jars` (make test does)")
     # as a job's session on a local master: S3A on the driver's class path, Delta's S3 LogStore in spark.jars
-    return jar_conf(True, ["delta", "kafka", "avro", "s3"])
+    return jar_conf(True, bundles)
 
 
 def build_spark_session(master: str = "local[2]", conf: dict[str, str] | None = None):  # type: ignore[no-untyped-def]

@@ -98,6 +98,7 @@ class QuantileCheck(_MetricCheck):
 
     column_kind: ClassVar[str | None] = "numeric"
     label: ClassVar[str] = "Quantile"
+    spark_feature: ClassVar[str | None] = "kll_sketch"
 
     def __init__(self, check_id: str, column: str, quantile: float, **kw: Any) -> None:
         super().__init__(check_id, column, **kw)

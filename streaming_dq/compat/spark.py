@@ -11,7 +11,7 @@ and never a private pyspark function or a py4j handle of its own:
   one ``toArrow`` and ``createDataFrame`` use, so types agree with the rows), whose private signatures differ
   between versions (``timezone=`` is 4.2+; ``prefer_timestamp_ntz`` defaults to False on 3.5, True on 4.x:
   here it is always given);
-* :func:`try_to_date`, :func:`is_valid_utf8` - SQL functions of 4.0, built on 3.5 from functions it has (the
+* :func:`try_to_date` (4.1), :func:`is_valid_utf8` (4.0) - built on older Spark from functions it has (the
   same answers: a date read through ``try_to_timestamp``; UTF-8 validity as "the bytes survive a decode and
   encode unchanged");
 * :func:`jvm_session`, :func:`jvm`, :func:`same_session` - the py4j handles of classic Spark, None under
@@ -145,7 +145,7 @@ def try_to_date(value: Column, fmt: str) -> Column:
     """The date ``value`` reads as under the datetime pattern ``fmt``, NULL where it does not."""
     from pyspark.sql import functions as F
 
-    if has("functions_4_0"):
+    if has("try_to_date"):
         return F.try_to_date(value, fmt)
     return F.to_date(F.try_to_timestamp(value, F.lit(fmt)))
 
@@ -154,7 +154,7 @@ def is_valid_utf8(text: Column) -> Column:
     """Whether the string ``text`` (e.g. bytes cast to string) holds valid UTF-8; NULL stays NULL."""
     from pyspark.sql import functions as F
 
-    if has("functions_4_0"):
+    if has("is_valid_utf8"):
         return F.is_valid_utf8(text)
     # 3.5: decoding replaces an invalid byte sequence with U+FFFD, so re-encoding changes the bytes
     return text.cast("binary") == F.encode(text, "UTF-8")

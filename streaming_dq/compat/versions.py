@@ -66,7 +66,9 @@ FEATURES: dict[str, Feature] = {
     for f in (
         Feature("to_arrow", (4, 0), "DataFrame.toArrow"),
         Feature("ddl_schema", (4, 0), "StructType.fromDDL"),
-        Feature("functions_4_0", (4, 0), "the SQL functions try_to_date and is_valid_utf8"),
+        Feature("is_valid_utf8", (4, 0), "the SQL function is_valid_utf8"),
+        Feature("try_to_date", (4, 1), "the SQL function try_to_date"),
+        Feature("kll_sketch", (4, 1), "KLL quantile sketches (kll_sketch_agg_double)"),
         Feature("variant", (4, 0), "the VARIANT type and its JSON parser (try_parse_json)"),
         Feature("transform_with_state", (4, 0), "transformWithState"),
         Feature("error_conditions", (4, 0), "error conditions (getCondition)"),

@@ -385,10 +385,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 listed.append(str(log_store_jar(args.home)))
             print(",".join(listed))
             return 0
+        no_delta = delta_refusal(what="the delta bundle", instead="skipped (delta-rs writes there)")
         for name in with_needs(args.bundles):
+            if name == "delta" and no_delta:
+                print(no_delta)
+                continue
             jars = fetch(name, home=args.home, keep_spark_duplicates=name == "kafka-broker")
             print(f"{name}: {len(jars)} JARs in {jars[0].parent if jars else args.home}")
-            if name == "s3":  # Delta's commits through S3A as conditional writes: compiled here, from source
+            if (
+                name == "s3" and not no_delta
+            ):  # Delta's commits through S3A as conditional writes: compiled here
                 print(f"s3: the S3 LogStore in {log_store_jar(args.home)}")
     except JarFetchError as exc:
         print(f"error: {exc}", file=sys.stderr)

