@@ -30,6 +30,7 @@ from typing import Any
 
 from benchmarks.distributed import build_spark, cpu_seconds
 from benchmarks.harness import save_result
+from streaming_dq.compat.spark import from_arrow, to_arrow
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "benchmarks" / ".work" / "duplicates"
@@ -74,7 +75,7 @@ def batch(spark: Any, rows: int, keys: int, round_: int) -> Any:
         F.col("id").alias("offset"),
         (F.rand(3) * 100).alias("amount"),
     )
-    return spark.createDataFrame(frame.toArrow())  # an in-memory batch: the source's cost is not measured
+    return from_arrow(spark, to_arrow(frame))  # an in-memory batch: the source's cost is not measured
 
 
 def gate(variant: str, router: str, work: Path) -> Any:

@@ -30,6 +30,7 @@ from urllib.parse import unquote
 
 from benchmarks.harness import batch_grid, interleaved_rounds, save_result
 from benchmarks.small_batches import orders
+from streaming_dq.compat.spark import to_arrow
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "object-store-latest.json"
@@ -72,7 +73,7 @@ class Runs:
             from deltalake import write_deltalake
 
             return lambda df, _: write_deltalake(
-                f"{prefix}/plain", df.toArrow(), mode="append", storage_options=self.options
+                f"{prefix}/plain", to_arrow(df), mode="append", storage_options=self.options
             )
         from streaming_dq.tables.storage import hadoop_options, spark_uri
 

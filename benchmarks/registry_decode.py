@@ -36,6 +36,7 @@ from typing import Any
 
 from benchmarks.distributed import build_spark, cpu_seconds
 from benchmarks.harness import save_result
+from streaming_dq.compat.spark import from_arrow
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "benchmarks" / ".work" / "registry-decode"
@@ -128,7 +129,7 @@ def raw_batches(spark: Any, messages: list[bytes], batch: int) -> list[Any]:
                                   pa.timestamp("us", tz="UTC")),
             "timestampType": pa.array([0] * len(chunk), pa.int32()),
         })  # fmt: skip
-        frame = spark.createDataFrame(table)
+        frame = from_arrow(spark, table)
         frame.persist()
         frame.count()
         frames.append(frame)

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from benchmarks.rules import Rule, any_failed, to_check_dict
+from streaming_dq.compat.spark import to_arrow
 
 Factory = Callable[[list[Rule], Path], tuple[Callable[[Any, int], None], Callable[[Any, Any], None]]]
 
@@ -51,7 +52,7 @@ def plain(rules: list[Rule], target: Path) -> tuple[Callable[[Any, int], None], 
         _create(out, _arrow_schema(spark_schema))
 
     def batch(batch_df: Any, batch_id: int) -> None:
-        write_deltalake(str(out), batch_df.toArrow(), mode="append")
+        write_deltalake(str(out), to_arrow(batch_df), mode="append")
 
     return batch, prepare
 
@@ -68,7 +69,7 @@ def floor(rules: list[Rule], target: Path) -> tuple[Callable[[Any, int], None], 
 
     def batch(batch_df: Any, batch_id: int) -> None:
         columns = list(batch_df.columns)
-        table = batch_df.select(*columns, any_failed(rules).alias("__failed")).toArrow()
+        table = to_arrow(batch_df.select(*columns, any_failed(rules).alias("__failed")))
         failed = table.column("__failed")
         rows = table.select(columns)
         write_deltalake(str(passed_path), rows.filter(pc.invert(failed)), mode="append")

@@ -5,12 +5,12 @@
 # `make jars` fetched; --packages resolves them from Maven Central instead). See docs/deploy.md.
 set -euo pipefail
 
-# The delta-spark Maven coordinate. From Delta 4.1 the artifact name carries the Spark major.minor version;
-# delta-spark's own configure_spark_with_delta_pip() builds io.delta:delta-spark_<spark major.minor>_2.13:<delta
-# version>. pyproject.toml pins pyspark==4.2.0 and the `cluster` extra delta-spark==4.4.0 (4.4.x requires
-# pyspark<=4.2.0; 4.4.0 is the newest delta-spark_4.2 JAR on Maven Central), so: Spark 4.2, Scala 2.13,
-# delta-spark 4.4.0. tests/unit/test_deploy_cluster.py keeps this in
-# step with pyproject.toml and deploy/k8s/sparkapplication.yaml.
+# The delta-spark Maven coordinate for the Spark of deploy/k8s/sparkapplication.yaml's image (4.2): one row of
+# streaming_dq/compat/artifacts.py's SPARK_LINES (`python -m streaming_dq.runtime.jvm coordinates delta` prints
+# the row of the pyspark beside it). From Delta 4.1 the artifact name carries the Spark major.minor; Spark 3.5
+# takes io.delta:delta-spark_2.12:3.3.2, and no Delta release supports Spark 4.3 (docs/deploy.md, "Spark
+# versions"): pass --delta-package for another Spark. tests/unit/test_deploy_cluster.py keeps this in step
+# with the table and the manifest.
 readonly DELTA_PACKAGE_DEFAULT="io.delta:delta-spark_4.2_2.13:4.4.0"
 readonly DELTA_EXTENSION="io.delta.sql.DeltaSparkSessionExtension"
 readonly DELTA_CATALOG="org.apache.spark.sql.delta.catalog.DeltaCatalog"

@@ -5,6 +5,8 @@ and never a private pyspark function or a py4j handle of its own:
 
 * :func:`to_arrow` - ``DataFrame.toArrow`` (4.0+); on 3.5 the Arrow collect ``toPandas`` uses (classic) or the
   Connect client's Arrow table;
+* :func:`from_arrow` - ``createDataFrame`` of an Arrow table (4.0+); on 3.5 from the table's rows (maps as
+  dicts), with its Spark schema given;
 * :func:`parse_ddl` - ``DataType.fromDDL`` (4.0+); on 3.5 the session's DDL parser (classic: the JVM's, Connect:
   an analyze request);
 * :func:`arrow_schema`, :func:`spark_schema`, :func:`spark_type` - pyspark's Spark <-> Arrow type mapping (the
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "arrow_schema",
+    "from_arrow",
     "is_remote",
     "is_valid_utf8",
     "jvm",
@@ -73,6 +76,16 @@ def to_arrow(df: DataFrame) -> pa.Table:
 
         return pa.Table.from_batches(batches)
     return arrow_schema(df.schema).empty_table()
+
+
+def from_arrow(spark: SparkSession, table: pa.Table, schema: StructType | None = None) -> DataFrame:
+    """A DataFrame of a driver-side Arrow table (``schema``: its Spark schema, default from the table's)."""
+    schema = schema if schema is not None else spark_schema(table.schema)
+    if table.num_rows == 0:  # pyspark cannot build a frame from an Arrow table with no chunks
+        return spark.createDataFrame([], schema=schema)
+    if has("create_from_arrow"):
+        return spark.createDataFrame(table, schema=schema)
+    return spark.createDataFrame(table.to_pylist(maps_as_pydicts="strict"), schema=schema)
 
 
 def parse_ddl(ddl: str) -> DataType:

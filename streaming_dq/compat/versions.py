@@ -65,6 +65,7 @@ FEATURES: dict[str, Feature] = {
     f.name: f
     for f in (
         Feature("to_arrow", (4, 0), "DataFrame.toArrow"),
+        Feature("create_from_arrow", (4, 0), "createDataFrame of an Arrow table"),
         Feature("ddl_schema", (4, 0), "StructType.fromDDL"),
         Feature("is_valid_utf8", (4, 0), "the SQL function is_valid_utf8"),
         Feature("try_to_date", (4, 1), "the SQL function try_to_date"),
@@ -73,6 +74,12 @@ FEATURES: dict[str, Feature] = {
         Feature("transform_with_state", (4, 0), "transformWithState"),
         Feature("error_conditions", (4, 0), "error conditions (getCondition)"),
         Feature("arrow_schema_timezone", (4, 2), "to_arrow_schema(timezone=...)"),
+        Feature(
+            "s3a_conditional_create",
+            (4, 2),
+            "S3A's conditional create, from the Hadoop 3.5 that pyspark ships since 4.2: Delta's commits on S3 "
+            "by conditional write",
+        ),
     )
 }
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from streaming_dq.checks.unknown_fields import UNKNOWN_FIELDS_CHECK_ID
 from streaming_dq.compat.artifacts import delta_refusal
+from streaming_dq.compat.versions import missing
 from streaming_dq.config.building import BuiltCheck
 from streaming_dq.config.fields import TIME_TYPES
 from streaming_dq.config.gate_config import GateConfig
@@ -116,6 +117,11 @@ def cross_problems(
                     problems.append((f"profiles[{p}].rules[{r}].select", "selects no configured check"))
     if config.targets.writer == "spark" and (refused := delta_refusal()) is not None:
         problems.append(("targets.writer", refused))
+    on_s3 = [key for key, path in config.targets.paths().items() if path.startswith(("s3://", "s3a://"))]
+    if config.targets.writer == "spark" and on_s3:
+        what = f"writer: spark with a table on S3 (targets.{on_s3[0]})"
+        if (refused := missing("s3a_conditional_create", what=what)) is not None:
+            problems.append(("targets.writer", f"{refused}: use writer: delta-rs, which commits there itself"))
     if config.source.format == "delta" and (
         refused := delta_refusal(what="a Delta source", instead="stream the table's files (format: parquet)")
     ):

@@ -239,7 +239,9 @@ def date_set_mask_column(date_sets: dict[int, frozenset[date]], date_col: Column
     index = {m: i for i, m in enumerate(masks)}
     table = bytes(index[m] for m in by_day)
     offset = F.unix_date(date_col) - F.lit(date.fromordinal(first).toordinal() - _EPOCH_ORDINAL)
-    byte = F.substring(F.lit(table), offset + F.lit(1), F.lit(1))
+    byte = F.lit(table).substr(
+        offset + F.lit(1), F.lit(1)
+    )  # Column positions: F.substring takes them from 4.0
     at = F.ascii(byte.cast("string")) + F.lit(1)
     inside = (offset >= F.lit(0)) & (offset < F.lit(len(table)))
     return F.when(inside, F.element_at(F.array(*[F.lit(m) for m in masks]), at)).otherwise(F.lit(0))

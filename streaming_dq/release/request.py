@@ -217,11 +217,10 @@ class ReleaseRequest:
         Raises:
             ConfigError: An unknown column, a fix of a ``_dq_*`` column, or an expression Spark refuses.
         """
-        from pyspark.sql import functions as F
 
         empty = spark.createDataFrame([], schema)
         if self.where:
-            _analyze(empty, F.expr(self.where), "--where", self.where)
+            _analyze(empty, self.where, "--where", self.where)
         seen: set[str] = set()
         for fix in self.fixes:
             if fix.column not in input_columns:
@@ -234,11 +233,16 @@ class ReleaseRequest:
                 raise ConfigError(f"{fix.column!r} is set twice", field_path="--set")
             seen.add(fix.column)
             dtype = schema[fix.column].dataType
-            _analyze(empty, F.expr(fix.expression).cast(dtype), "--set", str(fix))
+            _analyze(empty, fix.expression, "--set", str(fix), cast=dtype)
 
 
-def _analyze(frame: Any, column: Any, option: str, text: str) -> None:
+def _analyze(frame: Any, sql: str, option: str, text: str, *, cast: Any = None) -> None:
+    """Analyze the expression ``sql`` (cast to ``cast``) over ``frame``. The Column is made inside the ``try``:
+    Spark 3.5 parses ``F.expr`` text when the Column is made, 4.x when it is analyzed."""
+    from pyspark.sql import functions as F
+
     try:
+        column = F.expr(sql) if cast is None else F.expr(sql).cast(cast)
         frame.select(column).schema  # noqa: B018 - the analysis is the point
     except Exception as exc:  # Spark's AnalysisException / ParseException, classic or Connect
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from streaming_dq.compat.spark import spark_schema, spark_type, to_arrow
+from streaming_dq.compat.spark import from_arrow, spark_type, to_arrow
 from streaming_dq.core.modes import TargetRole
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.sink.schemas import (
@@ -169,10 +169,7 @@ class DriverStore(Store):
             data = read_table(
                 self.quarantine.uri, storage_options=self.quarantine.storage_options, predicate=predicate
             )
-        schema = spark_schema(data.schema)
-        if data.num_rows == 0:  # pyspark cannot build a frame from an Arrow table with no chunks
-            return self.spark.createDataFrame([], schema=schema)
-        return self.spark.createDataFrame(data, schema=schema)
+        return from_arrow(self.spark, data)
 
     def replace(self, frame: DataFrame, predicate: str, txn: AppTransaction) -> None:
         data = conform(to_arrow(frame), self.schema(self.quarantine))

@@ -359,17 +359,21 @@ def log_store_conf(home: Path | None = None) -> dict[str, str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m streaming_dq.runtime.jvm fetch|conf|jars BUNDLE... [--home DIR]``.
+    """``python -m streaming_dq.runtime.jvm fetch|conf|jars|coordinates BUNDLE... [--home DIR]``.
 
     ``fetch`` is what ``make jars`` runs; ``conf`` prints the Spark conf as JSON; ``jars`` prints the fetched
-    JARs comma-separated, for ``spark-submit --jars`` (exit 1 when a bundle was not fetched).
+    JARs comma-separated, for ``spark-submit --jars`` (exit 1 when a bundle was not fetched); ``coordinates``
+    the bundles' Maven coordinates for the pyspark beside the package, for ``spark-submit --packages``.
     """
     parser = argparse.ArgumentParser(prog="python -m streaming_dq.runtime.jvm")
-    parser.add_argument("command", choices=["fetch", "conf", "jars"])
+    parser.add_argument("command", choices=["fetch", "conf", "jars", "coordinates"])
     parser.add_argument("bundles", nargs="+", choices=BUNDLES)
     parser.add_argument("--home", type=Path, default=None)
     args = parser.parse_args(argv)
     try:
+        if args.command == "coordinates":  # for spark-submit --packages, on the Spark beside this package
+            print(",".join(a.coordinate for name in args.bundles for a in bundle(name)))
+            return 0
         if args.command == "conf":
             print(json.dumps(spark_conf(args.bundles, home=args.home), indent=1))
             return 0

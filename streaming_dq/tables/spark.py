@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from streaming_dq.compat.spark import parse_ddl, spark_schema, to_arrow
+from streaming_dq.compat.spark import from_arrow, parse_ddl, to_arrow
 from streaming_dq.exceptions import ConfigError, InternalError, TransactionTakenError
 from streaming_dq.tables.deltars import DeltaRsWriter
 from streaming_dq.tables.storage import S3_LOG_STORE_CLASS, hadoop_options, spark_uri
@@ -55,7 +55,7 @@ def read_with_delta_rs(
 
     from streaming_dq.tables.reading import read_table
 
-    df = spark.createDataFrame(read_table(uri, storage_options=storage_options))
+    df = from_arrow(spark, read_table(uri, storage_options=storage_options))
     if not schema:
         return df
     wanted = parse_ddl(schema)
@@ -105,7 +105,7 @@ class SparkDeltaWriter(TableWriter):
 
     def _frame(self, data: pa.Table) -> DataFrame:
         """A small driver-built table as a DataFrame, with its schema given (Connect cannot infer an empty one)."""
-        return self.spark.createDataFrame(data, schema=spark_schema(data.schema))
+        return from_arrow(self.spark, data)
 
     def create_table(self, target: DeltaTarget, schema: pa.Schema) -> None:
         writer = (

@@ -11,9 +11,9 @@ import pytest
 from deltalake import DeltaTable
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
 from test_gate_support import SCHEMA, Recorder, ids, land, make_gate, row, run, stream, table
 
+from streaming_dq.compat.spark import parse_ddl
 from streaming_dq.config.check_set import CheckSet
 from streaming_dq.core.base_check import BaseRowCheck, IntegrityCheckMixin
 from streaming_dq.exceptions import GateFailedError, MissingReferenceDatasetError
@@ -85,7 +85,7 @@ DRIFTED = {
 )
 def test_schema_drift_policy(spark, tmp_path, caplog, policy, drift, action):
     gate = make_gate(tmp_path, schema_drift=policy)
-    gate.ensure_tables(StructType.fromDDL(SCHEMA), spark)  # type: ignore[arg-type]
+    gate.ensure_tables(parse_ddl(SCHEMA), spark)  # type: ignore[arg-type]
     ddl, rows = DRIFTED[drift]
     caplog.set_level(logging.WARNING, logger="streaming_dq.gate")
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from streaming_dq.compat.spark import parse_ddl
 from streaming_dq.config.check_set import CheckSet
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.release import Fix, ReleaseRequest, release
@@ -231,7 +232,6 @@ def test_a_batch_quarantined_for_an_aggregate_stays_unless_the_release_names_tha
 
 def test_a_corrected_malformed_line_is_parsed_again_and_released(spark, tmp_path, writer):
     from deltalake import DeltaTable
-    from pyspark.sql.types import StructType
 
     from streaming_dq.sink import with_corrupt_record_column
     from streaming_dq.sources.reparse import RecordParser
@@ -257,7 +257,7 @@ def test_a_corrected_malformed_line_is_parsed_again_and_released(spark, tmp_path
     DeltaTable(str(tmp_path / "quarantine")).update(
         updates={"_dq_raw": "'" + fixed_line.replace("'", "''") + "'"}, predicate="_dq_raw LIKE '%\"ten\"%'"
     )  # the operator corrects the raw text in the quarantine table itself
-    parser = RecordParser(StructType.fromDDL(SCHEMA), {}, "_corrupt_record", None)
+    parser = RecordParser(parse_ddl(SCHEMA), {}, "_corrupt_record", None)
     report = release(gate, spark, malformed, parser=parser)
     assert (report.released, report.still_quarantined) == (1, 1)
     passed = {r["id"]: r for r in rows(tmp_path / "pass")}

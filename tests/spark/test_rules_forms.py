@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from streaming_dq.compat.spark import to_arrow
 from streaming_dq.config.check_set import CheckSet
 from streaming_dq.engine.plan import ValidationPlan
 from streaming_dq.engine.rules import ErrorEntry
@@ -71,7 +72,7 @@ def test_spark_and_arrow_forms_agree(spark: Any, data, breached, warned) -> None
     ).collect()
     by_spark = {r.i: (r.failed, r.warn, [e.asDict() for e in r.errors]) for r in spark_rows}
 
-    collected = rules.pack(annotated.select("i", *plan.collected_columns([])).toArrow())
+    collected = rules.pack(to_arrow(annotated.select("i", *plan.collected_columns([]))))
     failed = rules.failed_mask(collected, breached)
     warn = rules.any_mask(collected, "warn")
     ids = collected.column("i").to_pylist()
@@ -99,7 +100,7 @@ def test_a_disabled_flag_never_fires_and_its_regime_has_no_entry(spark: Any) -> 
         plan.rules.errors_column().alias("e"), plan.rules.failed_column().alias("f")
     ).collect()
     assert (row.f, row.e) == (False, [])  # both tagged checks are off on the holiday
-    table = plan.rules.pack(annotated.select(*plan.collected_columns([])).toArrow())
+    table = plan.rules.pack(to_arrow(annotated.select(*plan.collected_columns([]))))
     assert table.column_names[-2:] == ["__dq_regime", "__dq_bits0"]
     assert pa.compute.sum(table.column("__dq_bits0")).as_py() == 0
 
@@ -124,7 +125,7 @@ def test_many_flags_across_bitmask_words_agree(spark: Any, n_checks: int) -> Non
         "i", rules.failed_column().alias("failed"), rules.errors_column().alias("errors")
     ).collect()
     by_spark = {r.i: (r.failed, [e.asDict() for e in r.errors]) for r in spark_rows}
-    raw = annotated.select("i", *plan.collected_columns([])).toArrow()
+    raw = to_arrow(annotated.select("i", *plan.collected_columns([])))
     # the flags leave Spark as one list on the rows where one fired, and as NULL on every other row
     fired = dict(zip(raw.column("i").to_pylist(), raw.column("__dq_fired").to_pylist(), strict=True))
     clean = {i for i, (_, errors) in by_spark.items() if not errors}
