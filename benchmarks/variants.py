@@ -38,9 +38,9 @@ def _create(path: Path, schema: pa.Schema) -> None:
 
 
 def _arrow_schema(spark_schema: Any) -> pa.Schema:
-    from pyspark.sql.pandas.types import to_arrow_schema
+    from streaming_dq.compat.spark import arrow_schema
 
-    return to_arrow_schema(spark_schema, timezone="UTC")
+    return arrow_schema(spark_schema)
 
 
 def plain(rules: list[Rule], target: Path) -> tuple[Callable[[Any, int], None], Callable[[Any, Any], None]]:

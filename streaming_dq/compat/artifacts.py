@@ -42,7 +42,7 @@ class SparkLine:
         scala: The Scala build of Spark's own Maven artifacts (3.5: 2.12; 4.x: 2.13).
         delta: The delta-spark artifact for this Spark, or None where no Delta release supports it (Spark's
             Delta writer cannot run there; delta-rs, the embedded default, still writes).
-        connectors: The version of Spark's Kafka reader and spark-avro: the line's newest patch that Maven
+        connectors: The version of Spark's Kafka reader and spark-avro: the newest patch of the line whose
             Central serves here (a connector of the same minor line fits every patch of it).
     """
 
@@ -56,7 +56,7 @@ class SparkLine:
 #: EMR 7's Delta). No delta-spark_4.3 exists on Maven Central (tried 4.4.0 and 4.4.1 on 2026-12-07).
 SPARK_LINES: Mapping[str, SparkLine] = {
     "3.5": SparkLine("2.12", MavenArtifact("io.delta", "delta-spark_2.12", "3.3.2"), "3.5.7"),
-    "4.0": SparkLine("2.13", MavenArtifact("io.delta", "delta-spark_4.0_2.13", "4.4.0"), "4.0.2"),
+    "4.0": SparkLine("2.13", MavenArtifact("io.delta", "delta-spark_4.0_2.13", "4.4.0"), "4.0.0"),
     "4.1": SparkLine("2.13", MavenArtifact("io.delta", "delta-spark_4.1_2.13", "4.4.0"), "4.1.1"),
     "4.2": SparkLine("2.13", MavenArtifact("io.delta", "delta-spark_4.2_2.13", "4.4.0"), "4.2.0"),
     "4.3": SparkLine("2.13", None, "4.2.0"),

@@ -11,11 +11,13 @@ and never a private pyspark function or a py4j handle of its own:
   an analyze request);
 * :func:`arrow_schema`, :func:`spark_schema`, :func:`spark_type` - pyspark's Spark <-> Arrow type mapping (the
   one ``toArrow`` and ``createDataFrame`` use, so types agree with the rows), whose private signatures differ
-  between versions (``timezone=`` is 4.2+; ``prefer_timestamp_ntz`` defaults to False on 3.5, True on 4.x:
+  between versions (``timezone=`` is 4.2+; ``prefer_timestamp_ntz`` defaults to False before 4.2, True since:
   here it is always given);
 * :func:`try_to_date` (4.1), :func:`is_valid_utf8` (4.0) - built on older Spark from functions it has (the
   same answers: a date read through ``try_to_timestamp``; UTF-8 validity as "the bytes survive a decode and
   encode unchanged");
+* :func:`json_values_type` - what ``from_json`` reads a JSON object's values as, intact: VARIANT (4.0+); on
+  3.5 each value's JSON text (a string: a number or an object comes back quoted);
 * :func:`jvm_session`, :func:`jvm`, :func:`same_session` - the py4j handles of classic Spark, None under
   Connect (which has no JVM in the client): the caller says what it does then.
 
@@ -43,6 +45,7 @@ __all__ = [
     "from_arrow",
     "is_remote",
     "is_valid_utf8",
+    "json_values_type",
     "jvm",
     "jvm_session",
     "parse_ddl",
@@ -171,3 +174,8 @@ def is_valid_utf8(text: Column) -> Column:
         return F.is_valid_utf8(text)
     # 3.5: decoding replaces an invalid byte sequence with U+FFFD, so re-encoding changes the bytes
     return text.cast("binary") == F.encode(text, "UTF-8")
+
+
+def json_values_type() -> str:
+    """The ``map<string, ...>`` type that reads every value of a JSON object without losing it."""
+    return "map<string,variant>" if has("variant") else "map<string,string>"

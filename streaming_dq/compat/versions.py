@@ -76,9 +76,9 @@ FEATURES: dict[str, Feature] = {
         Feature("arrow_schema_timezone", (4, 2), "to_arrow_schema(timezone=...)"),
         Feature(
             "s3a_conditional_create",
-            (4, 2),
-            "S3A's conditional create, from the Hadoop 3.5 that pyspark ships since 4.2: Delta's commits on S3 "
-            "by conditional write",
+            (4, 1),
+            "S3A's conditional create, in the Hadoop 3.4.2 pyspark ships since 4.1: Delta's commits on S3 by "
+            "conditional write",
         ),
     )
 }

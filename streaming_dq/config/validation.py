@@ -121,7 +121,9 @@ def cross_problems(
     if config.targets.writer == "spark" and on_s3:
         what = f"writer: spark with a table on S3 (targets.{on_s3[0]})"
         if (refused := missing("s3a_conditional_create", what=what)) is not None:
-            problems.append(("targets.writer", f"{refused}: use writer: delta-rs, which commits there itself"))
+            problems.append(
+                ("targets.writer", f"{refused}: use writer: delta-rs, which commits there itself")
+            )
     if config.source.format == "delta" and (
         refused := delta_refusal(what="a Delta source", instead="stream the table's files (format: parquet)")
     ):

@@ -278,7 +278,7 @@ def ivy_settings() -> Path:
 #
 # Delta's default S3 LogStore is safe for one driver only, and its multi-writer LogStore needs DynamoDB (and a
 # JAR this project's registries do not serve). S3 refuses a PUT with ``If-None-Match: *`` on an existing key,
-# S3A (Hadoop 3.5) sends that header for a file created with ``fs.option.create.conditional.overwrite``, and
+# S3A (Hadoop 3.4.2 and later) sends that header for a file created with ``fs.option.create.conditional.overwrite``, and
 # delta-rs commits the same way (``aws_conditional_put``): with this LogStore Spark's writer, delta-rs,
 # ``streaming-dq maintain`` and an ``OPTIMIZE`` from anywhere can commit to one table on S3.
 #

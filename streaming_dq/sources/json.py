@@ -13,7 +13,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-from streaming_dq.compat.spark import parse_ddl
+from streaming_dq.compat.spark import json_values_type, parse_ddl
 from streaming_dq.exceptions import ConfigTypeError
 
 if TYPE_CHECKING:
@@ -132,9 +132,7 @@ def json_records(
     kept: Column = F.when(
         F.size(undeclared) > 0,
         F.to_json(
-            F.map_filter(
-                F.from_json(value, "map<string,variant>"), lambda k, _: ~F.array_contains(declared, k)
-            )
+            F.map_filter(F.from_json(value, json_values_type()), lambda k, _: ~F.array_contains(declared, k))
         ),
     )
     extra = [kept.alias("_dq_unknown")] if unknown else []

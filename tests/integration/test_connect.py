@@ -54,6 +54,7 @@ def run_client(url: str, base: Path, routing: str, *steps: str) -> dict:  # type
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.compat
 @pytest.mark.parametrize("routing", ["driver", "distributed"])
 def test_two_streams_on_new_checkpoints_keep_every_row_and_a_replay_is_skipped(
     connect_url, tmp_path, routing

@@ -63,6 +63,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Compl
     return done, workdir, port
 
 
+@pytest.mark.compat
 def test_demo_exits_0_and_its_totals_are_the_generated_lines(
     demo_run: tuple[subprocess.CompletedProcess[str], Path, int],
 ) -> None:
@@ -77,6 +78,7 @@ def test_demo_exits_0_and_its_totals_are_the_generated_lines(
     assert quarantined > 0 and passed > quarantined
 
 
+@pytest.mark.compat
 def test_demo_tables_are_on_disk_and_hold_every_row(
     demo_run: tuple[subprocess.CompletedProcess[str], Path, int],
 ) -> None:

@@ -28,6 +28,7 @@ import pytest
 
 from streaming_dq.devtools.local_s3 import S3Server
 from streaming_dq.tables import read_table
+from tests.spark_lines import writers
 
 pytestmark = pytest.mark.integration
 
@@ -140,9 +141,10 @@ def read_ids(path: Path) -> Counter[int]:
     return Counter(read_table(str(path)).column("id").to_pylist())
 
 
+@pytest.mark.compat
 @pytest.mark.parametrize(
     ("where", "files", "kills"),
-    [("local-delta-rs", FILES, KILLS), ("cluster-spark-writer", 4, 1)],
+    [w for w in [("local-delta-rs", FILES, KILLS), ("cluster-spark-writer", 4, 1)] if writers(w[0])],
 )
 def test_sigkill_at_random_points_then_restart_keeps_every_row_exactly_once(
     tmp_path, request, where, files, kills

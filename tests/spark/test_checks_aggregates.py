@@ -24,7 +24,7 @@ from streaming_dq.config.factory import CheckFactory
 from streaming_dq.config.registry import CheckConfigRegistry
 from streaming_dq.core.base_check import BaseAggregateCheck
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.compat]  # compat: every Spark tier runs it too (#56)
 
 SCHEMA = "id int, a int, b double, g string, ts timestamp, fk int"
 NAMES = ["id", "a", "b", "g", "ts", "fk"]

@@ -23,7 +23,7 @@ from streaming_dq.config.factory import CheckFactory
 from streaming_dq.core.base_check import BaseRowCheck
 from streaming_dq.exceptions import CheckEvaluationError, ConfigError
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.compat]  # compat: every Spark tier runs it too (#56)
 
 SCHEMA = "id int, a int, b double, s string, d date, ds string, ts timestamp, k1 int, k2 int, fk int"
 BASE = datetime(2024, 1, 1, tzinfo=UTC)

@@ -19,13 +19,14 @@ from streaming_dq.sink import (
     with_corrupt_record_column,
 )
 from streaming_dq.tables import read_table
+from tests.spark_lines import SPARK_WRITER, writers
 
 pytestmark = pytest.mark.spark
 
 SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("ts", pa.timestamp("us", tz="UTC"))])
 
 
-@pytest.fixture(params=["delta-rs", "spark", "spark+delta-rs"])
+@pytest.fixture(params=writers("delta-rs", "spark", "spark+delta-rs"))
 def writer(request: Any, spark: Any) -> TableWriter:
     """Each back-end; ``spark+delta-rs`` is Spark's writer committing small appends with delta-rs (the
     default), ``spark`` commits every append through Spark."""
@@ -58,6 +59,7 @@ def test_ensure_table_creates_a_nullable_utc_table_once(writer, tmp_path):
     assert writer.ensure_table(target, other) == SCHEMA  # an existing table is never altered
 
 
+@pytest.mark.compat
 def test_write_once_skips_a_replayed_or_older_batch_per_app_id(writer, tmp_path):
     target = DeltaTarget(str(tmp_path / "t"))
     writer.ensure_table(target, SCHEMA)
@@ -123,7 +125,10 @@ def test_has_delta_extension_reads_the_sessions_extensions(extensions, expected)
     assert has_delta_extension(_SessionConf(extensions)) is expected
 
 
-@pytest.mark.parametrize(("written_by", "read_by"), [("spark", "delta-rs"), ("delta-rs", "spark")])
+@pytest.mark.compat
+@pytest.mark.parametrize(
+    ("written_by", "read_by"), [("spark", "delta-rs"), ("delta-rs", "spark")] if SPARK_WRITER else []
+)
 def test_a_table_written_by_one_writer_is_read_and_deduplicated_by_the_other(
     spark, tmp_path, written_by, read_by
 ):

@@ -26,7 +26,7 @@ from streaming_dq.runtime.job import GateJob
 from streaming_dq.sources.kafka import decode_kafka
 from streaming_dq.tables import read_table
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.compat]  # compat: every Spark tier runs it too (#56)
 
 REPO = Path(__file__).resolve().parents[2]
 RAW_SCHEMA = "key BINARY, value BINARY, topic STRING, partition INT, offset BIGINT, timestamp TIMESTAMP"

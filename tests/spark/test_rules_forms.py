@@ -18,7 +18,7 @@ from streaming_dq.engine.plan import ValidationPlan
 from streaming_dq.engine.rules import ErrorEntry
 from streaming_dq.profiles import HolidayProfile, RecurringProfile, check_id, tag
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.compat]  # compat: every Spark tier runs it too (#56)
 
 CHECKS = [
     {"check": "null-check", "check-id": "a-present", "columns": ["a"]},

@@ -19,7 +19,7 @@ from streaming_dq.engine.plan import ValidationPlan
 from streaming_dq.profiles import HolidayProfile, tag
 from streaming_dq.states import HllState, empty_state
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.compat]  # compat: every Spark tier runs it too (#56)
 
 CHECKS = [
     {"check": "min-check", "check-id": "low", "column": "x", "ge": -100},

@@ -89,6 +89,6 @@ def test_spark_s_writer_on_s3_is_refused_before_s3a_has_conditional_create(tmp_p
         [line] = refusals
         assert code == 2
         assert (
-            "targets.writer: writer: spark with a table on S3 (targets.pass) needs Spark 4.2 or newer" in line
+            "targets.writer: writer: spark with a table on S3 (targets.pass) needs Spark 4.1 or newer" in line
         )
         assert f"this is Spark {SPARK}" in line and "use writer: delta-rs" in line

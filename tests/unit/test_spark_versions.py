@@ -15,6 +15,8 @@ import pytest
 from streaming_dq.compat import artifacts, versions
 from streaming_dq.exceptions import UnsupportedSparkError
 
+pytestmark = pytest.mark.compat  # every Spark tier checks its own pyspark against the range
+
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 COMMAND = Path(sys.executable).with_name("streaming-dq")

@@ -4,7 +4,7 @@
  * A Delta commit is the creation of the table's next log file, and it must fail when another writer created
  * that file first. Delta's S3SingleDriverLogStore only guards against writers in its own JVM, and the
  * DynamoDB LogStore needs a DynamoDB table. S3 (and the stores that copy its API) now refuse a PUT with
- * "If-None-Match: *" on an existing key; S3A (Hadoop 3.5) sends it for a file created with the option
+ * "If-None-Match: *" on an existing key; S3A (Hadoop 3.4.2 and later) sends it for a file created with the option
  * fs.option.create.conditional.overwrite. delta-rs commits the same way (aws_conditional_put), so Spark's
  * writer and delta-rs can commit to one table, from any number of processes.
  *

@@ -1,0 +1,24 @@
+"""What the Spark of this test run carries (#56), for tests whose cases exist only where the feature does.
+
+The main suite runs on the newest Spark with a Delta release, where every case runs; a compatibility tier
+(tests/spark_tier.sh) runs the same tests on its Spark, leaving out only the cases that Spark cannot carry and
+that ``validate`` refuses there (tests/unit/test_spark_features.py shows each refusal on the Spark that makes
+it). No test is skipped for a missing install: a case is left out of the parametrization instead.
+"""
+
+from __future__ import annotations
+
+from streaming_dq.compat.artifacts import delta_refusal
+from streaming_dq.compat.versions import has
+
+#: Spark's Delta writer runs here (no Delta release supports Spark 4.3).
+SPARK_WRITER = delta_refusal() is None
+#: Spark's writer can commit to S3 here (S3A's conditional create: Hadoop 3.4.2, pyspark 4.1+).
+SPARK_WRITER_ON_S3 = SPARK_WRITER and has("s3a_conditional_create")
+
+
+def writers(*wanted: str, on_s3: bool = False) -> list[str]:
+    """``wanted`` without the Spark writer's forms (``spark``, ``spark+delta-rs``, ``cluster-spark-writer``)
+    where this Spark cannot carry them."""
+    carried = SPARK_WRITER_ON_S3 if on_s3 else SPARK_WRITER
+    return [w for w in wanted if carried or "spark" not in w]
