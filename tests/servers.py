@@ -65,6 +65,13 @@ def connect_server(workdir: Path, delta_conf: dict[str, str]) -> Iterator[str]:
         "spark.ui.enabled": "false",
         "spark.driver.memory": "1g",
     }
+    from streaming_dq.runtime.jvm import bundle_jars
+
+    server = bundle_jars("connect")  # Spark 3.5: the server's JARs from Maven (pyspark ships them since 4.0)
+    if server is None:
+        raise RuntimeError("the Spark Connect server's JARs are not fetched: jvm fetch connect")
+    if server:
+        conf["spark.jars"] = ",".join([j for j in (conf.get("spark.jars"),) if j] + [str(j) for j in server])
     args = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[2]",
             "--class", "org.apache.spark.sql.connect.service.SparkConnectServer"]  # fmt: skip
     for key, value in conf.items():

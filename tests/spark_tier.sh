@@ -36,11 +36,11 @@ if [ "$java" = 21 ]; then
   export PATH=$JAVA_HOME/bin:$PATH
 fi
 echo "== spark-$minor: pyspark $got, $(java -version 2>&1 | head -n 1), JARs in $STREAMING_DQ_JARS"
-"$venv/bin/python" -m streaming_dq.runtime.jvm fetch delta kafka avro kafka-broker s3
+"$venv/bin/python" -m streaming_dq.runtime.jvm fetch delta kafka avro kafka-broker s3 connect
 
 # pytest exits 5 when it collects no test: a failure here too
 rc=0
-CI=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider -n 2 --dist loadfile -m compat tests || rc=$?
+CI=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=15 -m compat tests || rc=$?
 if [ "$rc" -eq 5 ]; then
   echo "spark-$minor: pytest collected no compat tests" >&2
   exit 1

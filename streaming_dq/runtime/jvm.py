@@ -57,8 +57,8 @@ __all__ = [
     "spark_line",
 ]
 
-BundleName = Literal["delta", "kafka", "avro", "kafka-broker", "s3"]
-BUNDLES: tuple[BundleName, ...] = ("delta", "kafka", "avro", "kafka-broker", "s3")
+BundleName = Literal["delta", "kafka", "avro", "kafka-broker", "s3", "connect"]
+BUNDLES: tuple[BundleName, ...] = ("delta", "kafka", "avro", "kafka-broker", "s3", "connect")
 #: What a bundle needs fetched before it (the S3 LogStore compiles against the delta bundle's delta-storage).
 NEEDS: dict[BundleName, tuple[BundleName, ...]] = {"s3": ("delta",)}
 
@@ -95,6 +95,12 @@ def _spark_version() -> str:
     return str(pyspark.__version__)
 
 
+def _pyspark_home() -> str:
+    import pyspark
+
+    return str(Path(pyspark.__file__).parent)
+
+
 def spark_hadoop_version() -> str:
     """The version of the Hadoop client pyspark ships (``hadoop-client-api-<version>.jar``)."""
     import pyspark
@@ -121,6 +127,10 @@ def bundle(name: BundleName, *, spark_version: str | None = None) -> tuple[Maven
         return (MavenArtifact("org.apache.spark", f"spark-sql-kafka-0-10_{line.scala}", line.connectors),)
     if name == "avro":
         return (MavenArtifact("org.apache.spark", f"spark-avro_{line.scala}", line.connectors),)
+    if name == "connect":  # the Spark Connect server: in pyspark's own JARs since 4.0, from Maven for 3.5
+        if any((Path(_pyspark_home()) / "jars").glob("spark-connect_*.jar")):
+            return ()
+        return (MavenArtifact("org.apache.spark", f"spark-connect_{line.scala}", line.connectors),)
     if name == "kafka-broker":
         return (MavenArtifact("org.apache.kafka", "kafka_2.13", KAFKA_BROKER_VERSION),)
     if name == "s3":  # S3A for Spark: the hadoop-aws of Spark's own Hadoop client, and the AWS SDK it needs
@@ -188,6 +198,8 @@ def fetch(name: BundleName, *, home: Path | None = None, keep_spark_duplicates: 
         JarFetchError: ``mvn`` is missing or failed.
     """
     artifacts = bundle(name)
+    if not artifacts:  # nothing to fetch for this Spark (its own JARs hold the bundle)
+        return []
     folder = (home or jars_home()) / name
     found = bundle_jars(name, home=home)
     if found is not None:
@@ -220,6 +232,8 @@ def fetch(name: BundleName, *, home: Path | None = None, keep_spark_duplicates: 
 
 def bundle_jars(name: BundleName, *, home: Path | None = None) -> list[Path] | None:
     """The fetched JARs of a bundle, or None when it was not fetched (for this Spark version)."""
+    if not bundle(name):
+        return []
     folder = (home or jars_home()) / name
     try:
         manifest = json.loads((folder / _MANIFEST).read_text(encoding="utf-8"))
@@ -393,6 +407,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in with_needs(args.bundles):
             if name == "delta" and no_delta:
                 print(no_delta)
+                continue
+            if not bundle(name):
+                print(f"{name}: in pyspark's own JARs")
                 continue
             jars = fetch(name, home=args.home, keep_spark_duplicates=name == "kafka-broker")
             print(f"{name}: {len(jars)} JARs in {jars[0].parent if jars else args.home}")

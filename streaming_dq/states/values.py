@@ -160,6 +160,23 @@ class MinState(ExtremumState):
             return b
         return a if math.isnan(b) else min(a, b)
 
+    @classmethod
+    def arrow_columns(cls, col: str, values: pa.Array | pa.ChunkedArray) -> dict[str, Any]:
+        number = values.cast(cls.arrow_type())
+        # Arrow's min leaves NaN out, and of NaN alone gives NaN or NULL by version (NULL in pyarrow 21)
+        return {col: number, f"{col}_nan": pc.is_nan(number)}
+
+    @classmethod
+    def arrow_aggregates(cls, col: str) -> list[tuple[Any, ...]]:
+        return [(col, "min"), (f"{col}_nan", "any")]
+
+    @classmethod
+    def from_arrow_row(cls, col: str, row: Mapping[str, Any]) -> MinState:
+        value = row[f"{col}_min"]
+        if value is None or math.isnan(value):
+            return cls(math.nan if row.get(f"{col}_nan_any") else None)
+        return cls(float(value))
+
 
 @dataclass(frozen=True)
 class MaxState(ExtremumState):
