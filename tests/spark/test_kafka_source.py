@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streaming_dq.compat.versions import has
+from streaming_dq.compat.versions import has, spark_minor
 from streaming_dq.config.loader import load_gate_config
 from streaming_dq.config.source_model import SourceSection
 from streaming_dq.runtime.job import GateJob
@@ -261,7 +261,9 @@ def test_the_payments_job_routes_every_message_once_and_resumes_from_its_offsets
     config = _job(tmp_path, kafka_bootstrap, topic, monkeypatch)
     lag: dict[str, float] = {}
     totals = _run(config, spark, lag)
-    assert lag == {topic: 0.0}  # drained (available-now): from the source offsets of the last progress
+    # drained (available-now): from the source offsets of the last progress; Spark 4.0.0's Kafka reader (the
+    # 4.0 build Maven Central serves here whole) reports no latestOffset there, so no lag (docs/deploy.md)
+    assert lag == ({} if spark_minor() == "4.0" else {topic: 0.0})
     tables = config.parent / "data" / "tables"
     passed = read_table(str(tables / "payments_pass"))
     quarantined = read_table(str(tables / "payments_quarantine"))
