@@ -41,7 +41,7 @@ _REQUEST = re.compile(r'"(GET|PUT|POST|HEAD|DELETE) (/[^ ]*) HTTP/')
 
 def build_spark(s3: Any) -> Any:
     """local[2] with delta-spark and S3A (the JARs ``make jars`` fetched) as a job's session loads them (the
-    S3 LogStore included, :func:`streaming_dq.runtime.log_store.log_store_jar`), S3A set for the server's bucket."""
+    S3 LogStore included, :func:`streaming_dq.runtime.jvm.log_store_jar`), S3A set for the server's bucket."""
     from benchmarks.distributed import build_spark as local_spark
     from streaming_dq.runtime.jvm import bundle_jars
     from streaming_dq.runtime.session import jar_conf

@@ -291,7 +291,7 @@ def _log_options(level: str, trace: Path) -> list[str]:
 def jar_conf(local: bool, bundles: Sequence[BundleName]) -> dict[str, str]:
     """The Spark conf that loads ``bundles`` (see :func:`streaming_dq.runtime.jvm.spark_conf`): on a
     ``local`` master S3A's JARs on the driver's class path; with Delta and S3 the S3 LogStore
-    (:func:`streaming_dq.runtime.log_store.log_store_jar`)."""
+    (:func:`streaming_dq.runtime.jvm.log_store_jar`)."""
     from streaming_dq.runtime.jvm import spark_conf
 
     if not bundles:
@@ -306,7 +306,7 @@ def jar_conf(local: bool, bundles: Sequence[BundleName]) -> dict[str, str]:
     if s3 is not None:
         conf["spark.driver.extraClassPath"] = os.pathsep.join(str(j) for j in s3)
     if "s3" in wanted and "delta" in wanted:  # Delta's commits on S3 by conditional write
-        from streaming_dq.runtime.log_store import log_store_conf
+        from streaming_dq.runtime.jvm import log_store_conf
 
         store = log_store_conf()
         jars = [j for j in (conf.get("spark.jars"), store.pop("spark.jars")) if j]

@@ -161,7 +161,7 @@ def unsafe_commit_problem(uri: str, options: Mapping[str, str], environ: Mapping
     return None
 
 
-#: Delta's LogStore for S3 that commits by conditional write (:func:`streaming_dq.runtime.log_store.log_store_jar`).
+#: Delta's LogStore for S3 that commits by conditional write (:func:`streaming_dq.runtime.jvm.log_store_jar`).
 S3_LOG_STORE_CLASS = "io.streamingdq.delta.S3ConditionalLogStore"
 
 

@@ -1,6 +1,6 @@
 """A second and a third writer on the gate's tables while it streams: ``streaming-dq maintain`` (compaction,
 log checkpoint, a vacuum with a safe retention) from another process, and Spark's ``OPTIMIZE`` from this one
-(on S3 through S3A with the conditional-write LogStore, :func:`streaming_dq.runtime.log_store.log_store_jar`).
+(on S3 through S3A with the conditional-write LogStore, :func:`streaming_dq.runtime.jvm.log_store_jar`).
 
 The gate (``streaming-dq run`` on the orders job, delta-rs, a processing-time trigger) only appends, so its
 commits and a compaction's do not conflict by Delta's rules (a blind append reads nothing another commit

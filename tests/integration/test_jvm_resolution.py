@@ -89,8 +89,7 @@ def test_the_s3_log_store_is_compiled_from_its_source_once_per_version(tmp_path)
     import zipfile
 
     from streaming_dq.exceptions import JarFetchError
-    from streaming_dq.runtime.jvm import jars_home
-    from streaming_dq.runtime.log_store import log_store_jar
+    from streaming_dq.runtime.jvm import jars_home, log_store_jar
 
     (tmp_path / "delta").symlink_to(jars_home() / "delta")  # the fetched bundle, under a fresh home
     assert log_store_jar(tmp_path, build=False) is None

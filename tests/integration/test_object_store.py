@@ -219,7 +219,7 @@ def test_spark_s_log_store_on_s3_refuses_a_version_another_writer_took(spark, s3
     delta-rs writer took is refused to Spark too, and the other way round."""
     from deltalake import write_deltalake
 
-    from streaming_dq.runtime.log_store import LOG_STORE_CLASS
+    from streaming_dq.runtime.jvm import LOG_STORE_CLASS
     from streaming_dq.tables.storage import hadoop_options
 
     assert (
