@@ -8,7 +8,7 @@ set -euo pipefail
 # The delta-spark Maven coordinate for the Spark of deploy/k8s/sparkapplication.yaml's image (4.2): one row of
 # streaming_dq/compat/artifacts.py's SPARK_LINES (`python -m streaming_dq.runtime.jvm coordinates delta` prints
 # the row of the pyspark beside it). From Delta 4.1 the artifact name carries the Spark major.minor; Spark 3.5
-# takes io.delta:delta-spark_2.12:3.3.2, and no Delta release supports Spark 4.3 (docs/deploy.md, "Spark
+# takes Delta 3.3.2 for Scala 2.12, and no Delta release supports Spark 4.3 (docs/deploy.md, "Spark
 # versions"): pass --delta-package for another Spark. tests/unit/test_deploy_cluster.py keeps this in step
 # with the table and the manifest.
 readonly DELTA_PACKAGE_DEFAULT="io.delta:delta-spark_4.2_2.13:4.4.0"

@@ -25,7 +25,6 @@ import argparse
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -37,6 +36,12 @@ from typing import Literal
 
 from streaming_dq.compat.artifacts import SPARK_LINES, MavenArtifact, SparkLine, delta_refusal, spark_line
 from streaming_dq.exceptions import ConfigError, JarFetchError
+from streaming_dq.runtime.pyspark_jars import (
+    artifact_of,
+    pyspark_home,
+    spark_hadoop_version,
+    spark_jar_artifacts,
+)
 from streaming_dq.tables.storage import S3_LOG_STORE_CLASS
 
 __all__ = [
@@ -86,29 +91,12 @@ DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 KAFKA_BROKER_VERSION = "4.1.1"
 
 _MANIFEST = "manifest.json"
-_JAR_NAME = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d[^-]*(?:-[^-]+)*?)\.jar$")
 
 
 def _spark_version() -> str:
     import pyspark
 
     return str(pyspark.__version__)
-
-
-def _pyspark_home() -> str:
-    import pyspark
-
-    return str(Path(pyspark.__file__).parent)
-
-
-def spark_hadoop_version() -> str:
-    """The version of the Hadoop client pyspark ships (``hadoop-client-api-<version>.jar``)."""
-    import pyspark
-
-    jars = Path(pyspark.__file__).parent / "jars"
-    for jar in sorted(jars.glob("hadoop-client-api-*.jar")):
-        return jar.name.removeprefix("hadoop-client-api-").removesuffix(".jar")
-    raise ConfigError(f"pyspark ships no hadoop-client-api JAR in {jars}: cannot choose hadoop-aws")
 
 
 def bundle(name: BundleName, *, spark_version: str | None = None) -> tuple[MavenArtifact, ...]:
@@ -128,7 +116,7 @@ def bundle(name: BundleName, *, spark_version: str | None = None) -> tuple[Maven
     if name == "avro":
         return (MavenArtifact("org.apache.spark", f"spark-avro_{line.scala}", line.connectors),)
     if name == "connect":  # the Spark Connect server: in pyspark's own JARs since 4.0, from Maven for 3.5
-        if any((Path(_pyspark_home()) / "jars").glob("spark-connect_*.jar")):
+        if any((Path(pyspark_home()) / "jars").glob("spark-connect_*.jar")):
             return ()
         return (MavenArtifact("org.apache.spark", f"spark-connect_{line.scala}", line.connectors),)
     if name == "kafka-broker":
@@ -152,19 +140,6 @@ def jars_home() -> Path:
     if CHECKOUT_JARS.is_dir() and (CHECKOUT_JARS.parent / "pyproject.toml").is_file():
         return CHECKOUT_JARS
     return Path.home() / ".cache" / "streaming-dq" / "jars"
-
-
-def spark_jar_artifacts() -> set[str]:
-    """Artifact names of the JARs the installed pyspark ships (``jackson-core``, ``hadoop-client-api`` ...)."""
-    import pyspark
-
-    folder = Path(pyspark.__file__).parent / "jars"
-    return {_artifact_of(p.name) for p in folder.glob("*.jar")}
-
-
-def _artifact_of(jar_name: str) -> str:
-    match = _JAR_NAME.match(jar_name)
-    return match.group("artifact") if match else jar_name.removesuffix(".jar")
 
 
 def _pom(artifacts: Sequence[MavenArtifact]) -> str:
@@ -222,7 +197,7 @@ def fetch(name: BundleName, *, home: Path | None = None, keep_spark_duplicates: 
         tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
         raise JarFetchError(name, " | ".join(tail) or f"mvn exited with {done.returncode}")
     skip = set() if keep_spark_duplicates else spark_jar_artifacts()
-    selected = sorted(p.name for p in staging.glob("*.jar") if _artifact_of(p.name) not in skip)
+    selected = sorted(p.name for p in staging.glob("*.jar") if artifact_of(p.name) not in skip)
     manifest = {"coordinates": [a.coordinate for a in artifacts], "jars": selected}
     (staging / _MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     shutil.rmtree(folder, ignore_errors=True)

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pyspark
 
+from streaming_dq.compat.versions import has
 from streaming_dq.runtime.jvm import BUNDLES, bundle, spark_hadoop_version
 
 
@@ -17,8 +18,18 @@ def test_the_s3_bundle_is_the_hadoop_aws_of_spark_s_own_hadoop_client() -> None:
 
 def test_every_bundle_names_at_least_one_artifact_of_a_released_version() -> None:
     for name in BUNDLES:
+        if name == "connect":
+            continue  # pyspark ships the Connect server from 4.0 on: below
         artifacts = bundle(name)
         assert artifacts and all(a.version[0].isdigit() for a in artifacts), name
+
+
+def test_the_connect_server_is_fetched_only_where_pyspark_does_not_ship_it() -> None:
+    from streaming_dq.runtime.pyspark_jars import pyspark_home
+
+    shipped = any((Path(pyspark_home()) / "jars").glob("spark-connect_*.jar"))
+    assert bool(bundle("connect")) is not shipped
+    assert shipped is has("to_arrow")  # 4.0 brought both into pyspark itself
 
 
 def test_a_kafka_source_gets_spark_avro_for_plain_and_registry_framed_avro_payloads() -> None:
