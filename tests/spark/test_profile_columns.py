@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -165,7 +166,8 @@ def test_the_regime_mask_is_computed_once_per_row_and_the_calendar_is_one_lookup
     df = spark.createDataFrame([(datetime(2025, 11, 27, 15, tzinfo=UTC),)], "ts TIMESTAMP")
     out = table.with_ordinal(df, "ts", "America/New_York")
     plan = out._jdf.queryExecution().optimizedPlan().toString()
-    assert plan.count("substring(") == 1 and "INSET" not in plan.upper()
+    # one byte read from the table: substring (F.substring) or substr (Column.substr, what Spark 3.5 takes)
+    assert len(re.findall(r"\bsubstr(?:ing)?\(", plan)) == 1 and "INSET" not in plan.upper()
     assert out.collect()[0]["__dq_regime"] == next(
         r for r, regime in enumerate(table.regimes) if regime and regime.profiles == ("US: Thanksgiving Day",)
     )
