@@ -26,3 +26,11 @@ def writers(*wanted: str, on_s3: bool = False) -> list[str]:
     where this Spark cannot carry them."""
     carried = SPARK_WRITER_ON_S3 if on_s3 else SPARK_WRITER
     return [w for w in wanted if carried or "spark" not in w]
+
+
+#: The heavier server tests run in the tiers where their path differs, one of them per tier (the tiers' time):
+#: Spark Connect on 3.5 (its own Connect, the server's JARs from Maven) and 4.3 (the newest); S3 on 4.0 (S3A
+#: with the AWS SDK v2 beside delta-rs) and 4.1 (Spark's writer by S3A's conditional create). The main
+#: suite runs them all.
+CONNECT_TIER = spark_minor() in ("3.5", "4.3")
+S3_TIER = spark_minor() in ("4.0", "4.1")

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.spark_lines import CONNECT_TIER
+
 pytestmark = pytest.mark.integration
 
 CLIENT = Path(__file__).with_name("connect_job.py")
@@ -55,7 +57,7 @@ def run_client(url: str, base: Path, routing: str, *steps: str) -> dict:  # type
 
 
 @pytest.mark.parametrize(
-    "routing", [pytest.param("driver", marks=pytest.mark.compat), "distributed"]
+    "routing", [pytest.param("driver", marks=[pytest.mark.compat] if CONNECT_TIER else []), "distributed"]
 )  # the tiers run the driver router under Connect (#56); the main suite both
 def test_two_streams_on_new_checkpoints_keep_every_row_and_a_replay_is_skipped(
     connect_url, tmp_path, routing

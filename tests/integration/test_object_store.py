@@ -22,7 +22,7 @@ from jobs_support import CLI, background_run, in_order, interrupt, make_orders_j
 
 from streaming_dq.devtools.local_s3 import S3Server
 from streaming_dq.tables.reading import read_table
-from tests.spark_lines import S3A_HERE, writers
+from tests.spark_lines import S3_TIER, S3A_HERE, writers
 
 pytestmark = pytest.mark.integration
 
@@ -71,7 +71,7 @@ def table_rows(s3: S3Server, uri: str) -> list[dict[str, object]]:
         pytest.param(
             w,
             marks=[pytest.mark.compat]
-            if S3A_HERE and w == writers("delta-rs", "spark", on_s3=True)[-1]
+            if S3_TIER and S3A_HERE and w == writers("delta-rs", "spark", on_s3=True)[-1]
             else [],
         )
         for w in writers("delta-rs", "spark", on_s3=True)
