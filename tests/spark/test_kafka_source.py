@@ -261,9 +261,10 @@ def test_the_payments_job_routes_every_message_once_and_resumes_from_its_offsets
     config = _job(tmp_path, kafka_bootstrap, topic, monkeypatch)
     lag: dict[str, float] = {}
     totals = _run(config, spark, lag)
-    # drained (available-now): from the source offsets of the last progress; Spark 4.0.0's Kafka reader (the
-    # 4.0 build Maven Central serves here whole) reports no latestOffset there, so no lag (docs/deploy.md)
-    assert lag == ({} if spark_minor() == "4.0" else {topic: 0.0})
+    # drained (available-now): from the source offsets of the last progress. Spark 4.0.0's Kafka reader (the
+    # 4.0 build Maven Central serves here whole) leaves latestOffset out of that progress in some runs and not
+    # in others (both seen here), so on 4.0 the series may be absent; where present it is 0 (docs/deploy.md)
+    assert lag == {topic: 0.0} or (spark_minor() == "4.0" and lag == {})
     tables = config.parent / "data" / "tables"
     passed = read_table(str(tables / "payments_pass"))
     quarantined = read_table(str(tables / "payments_quarantine"))
