@@ -144,36 +144,91 @@ def _micros(delta: timedelta) -> int:
     return int(delta.total_seconds() * 1_000_000)
 
 
+@dataclass(frozen=True)
+class _KeyColumns:
+    """What both forms read of one check on a row: its key's JSON and 128-bit hash, whether the row is judged
+    (eligible and not too late), whether it is too late, and its origin (the order-by values as text)."""
+
+    key: Column
+    key_hash: Column
+    judged: Column
+    late: Column
+    origin: Column
+
+
+def _key_columns(check: KeyCheck, t: Column, watermark: datetime | None) -> _KeyColumns:
+    """One check's :class:`_KeyColumns` over the batch (``t``: its event time as a timestamp): the encoding of
+    a key and of a row's eligibility, written once for the Spark form and the driver's Arrow form."""
+    h = check.horizon
+    assert h is not None
+    keys = [col(c) for c in check.columns]
+    key = F.to_json(F.array(*[k.cast("string") for k in keys]))
+    incomplete = (
+        reduce(lambda a, b: a | b, [k.isNull() for k in keys]) if check.nulls_distinct else F.lit(False)
+    )
+    eligible = check.applies() & t.isNotNull() & ~incomplete
+    late = eligible & (t < F.lit(watermark - h).cast("timestamp")) if watermark is not None else F.lit(False)
+    origin = (
+        F.concat_ws(", ", *[F.concat(F.lit(f"{c}="), col(c).cast("string")) for c in check.order_by])
+        if check.order_by
+        else F.lit(None).cast("string")
+    )
+    return _KeyColumns(key, F.unhex(F.md5(key)), eligible & ~late, late, origin)
+
+
+def _row_hash(df: DataFrame) -> Column:
+    """The last tie-breaker of the in-batch order: a hash of the row's values (Spark cannot hash a map)."""
+    return F.xxhash64(*[col(f.name) for f in df.schema.fields if not isinstance(f.dataType, MapType)])
+
+
+#: The prefix of the columns :func:`key_columns` adds for the driver's judge (never written anywhere).
+KEY_HELPER_PREFIX = "__dq_key_"
+
+
+def key_helper(name: str, i: int | None = None) -> str:
+    """The name of one of :func:`key_columns`'s columns (``i``: the check's position)."""
+    return f"{KEY_HELPER_PREFIX}{name}" if i is None else f"{KEY_HELPER_PREFIX}{name}{i}"
+
+
+def key_columns(df: DataFrame, checks: Sequence[KeyCheck], event_time: str, seen: SeenBefore) -> DataFrame:
+    """The driver router's form: ``df`` with each check's :class:`_KeyColumns`, its order-by values, the event
+    time and the row hash as plain columns (:func:`key_helper` names; a projection, no join, no window), and
+    :data:`FIRST_SEEN_COLUMN` and :data:`KEYS_COLUMN` as NULL until the driver fills them in from the rows
+    it collected (:mod:`~streaming_dq.checks.stream_keys_arrow`)."""
+    from streaming_dq.compat.spark import spark_type
+
+    t = col(event_time).cast("timestamp")
+    helpers: dict[str, Column] = {key_helper("t"): t, key_helper("rh"): _row_hash(df)}
+    for i, check in enumerate(checks):
+        c = _key_columns(check, t, seen.watermarks.get(check.check_id))
+        helpers[key_helper("k", i)] = c.key
+        helpers[key_helper("h", i)] = c.key_hash
+        helpers[key_helper("j", i)] = c.judged
+        helpers[key_helper("l", i)] = c.late
+        helpers[key_helper("o", i)] = c.origin
+        for j, name in enumerate(check.order_by):
+            helpers[key_helper(f"b{i}_", j)] = col(name)
+    helpers[FIRST_SEEN_COLUMN] = F.lit(None).cast(spark_type(FIRST_SEEN_TYPE))
+    helpers[KEYS_COLUMN] = F.lit(None).cast(spark_type(KEY_RECORD_TYPE))
+    return df.withColumns(helpers)
+
+
 def annotate(df: DataFrame, checks: Sequence[KeyCheck], event_time: str, seen: SeenBefore) -> DataFrame:
     """``df`` with :data:`FIRST_SEEN_COLUMN` and :data:`KEYS_COLUMN` for ``checks`` (see the module)."""
     t = col(event_time).cast("timestamp")
-    hashable = [f.name for f in df.schema.fields if not isinstance(f.dataType, MapType)]
-    row_hash = F.xxhash64(*[col(c) for c in hashable])  # Spark cannot hash a map
+    row_hash = _row_hash(df)
     pointers: list[Column] = []
     records: list[Column] = []
     for i, check in enumerate(checks):
         h = check.horizon
         assert h is not None
-        keys = [col(c) for c in check.columns]
+        c = _key_columns(check, t, seen.watermarks.get(check.check_id))
         key_col = f"__dq_k{i}"
-        df = df.withColumn(key_col, F.to_json(F.array(*[k.cast("string") for k in keys])))
+        df = df.withColumn(key_col, c.key)
         key = F.col(key_col)  # the key's JSON, computed once per row
-        key_hash = F.unhex(F.md5(key))  # 16 bytes
-        incomplete = (
-            reduce(lambda a, b: a | b, [k.isNull() for k in keys]) if check.nulls_distinct else F.lit(False)
-        )
-        eligible = check.applies() & t.isNotNull() & ~incomplete
-        watermark = seen.watermarks.get(check.check_id)
-        late = (
-            eligible & (t < F.lit(watermark - h).cast("timestamp")) if watermark is not None else F.lit(False)
-        )
-        origin = (
-            F.concat_ws(", ", *[F.concat(F.lit(f"{c}="), col(c).cast("string")) for c in check.order_by])
-            if check.order_by
-            else F.lit(None).cast("string")
-        )
+        late, origin = c.late, c.origin
         hash_col, judged_col = f"__dq_kh{i}", f"__dq_j{i}"
-        df = df.withColumn(hash_col, key_hash).withColumn(judged_col, eligible & ~late)
+        df = df.withColumn(hash_col, F.unhex(F.md5(key))).withColumn(judged_col, c.judged)
         h_col, j_col = F.col(hash_col), F.col(judged_col)
         # ONE window per check, partitioned like the join (by key hash): the judged rows first, in order, so
         # that lag, first and row_number of a judged row only ever see judged rows

@@ -11,9 +11,11 @@ quarantined rows) with pyarrow, all through the plan's :class:`~streaming_dq.eng
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
@@ -26,7 +28,7 @@ from streaming_dq.engine.result import ERRORS_COLUMN
 from streaming_dq.engine.rules import ERROR_TYPE, bits_column
 from streaming_dq.engine.values import BatchAggregates
 
-__all__ = ["ArrowSplit", "Collected", "collect", "split"]
+__all__ = ["ArrowSplit", "Collected", "DeferredFlags", "collect", "split"]
 
 _EXTRA = "__xc_"
 
@@ -56,8 +58,28 @@ class ArrowSplit:
     quarantined: pa.Table
 
 
+class DeferredFlags(Protocol):
+    """Row checks whose flags the driver decides from the collected rows, after the collect (the driver
+    router's duplicates across batches, :mod:`~streaming_dq.checks.stream_keys_arrow`): in Spark their
+    condition is False; :meth:`finish` completes the rows and says where each fired, and the plan's guard
+    (malformed record, regime) is applied to it as to every other flag."""
+
+    check_ids: Sequence[str]
+
+    def finish(self, table: pa.Table) -> tuple[pa.Table, Mapping[str, Any]]:
+        """The collected rows completed (their helper columns gone), and per check id where it fired."""
+        ...
+
+
+_GUARD = "__dq_guard"
+
+
 def collect(
-    plan: ValidationPlan, df: DataFrame, *, extra_columns: Mapping[str, Column] | None = None
+    plan: ValidationPlan,
+    df: DataFrame,
+    *,
+    extra_columns: Mapping[str, Column] | None = None,
+    deferred: DeferredFlags | None = None,
 ) -> Collected:
     """Run the batch ONCE: rows (input + flags [+ regime] + state inputs + extras) to Arrow, then every
     aggregate from them in Arrow.
@@ -68,8 +90,18 @@ def collect(
     """
     inputs = [col.alias(name) for name, col in plan.layout.collected_inputs().items()]
     extras = [col.alias(f"{_EXTRA}{name}") for name, col in (extra_columns or {}).items()]
-    rows = plan.annotate(df).select(*plan.collected_columns(df.columns), *inputs, *extras)
+    flags = {cid: plan.flag_index(cid) for cid in (deferred.check_ids if deferred else ())}
+    guards = [plan.guard_column(i).alias(f"{_GUARD}{i}") for i in flags.values()]
+    rows = plan.annotate(df).select(*plan.collected_columns(df.columns), *inputs, *extras, *guards)
     table = plan.rules.pack(to_arrow(rows))
+    if deferred is not None:
+        table, fired = deferred.finish(table)
+        guard = {
+            i: np.asarray(table.column(f"{_GUARD}{i}").to_numpy(zero_copy_only=False), bool)
+            for i in flags.values()
+        }
+        table = plan.rules.with_fired(table, {i: fired[cid] & guard[i] for cid, i in flags.items()})
+        table = table.drop_columns([f"{_GUARD}{i}" for i in flags.values()])
     aggregates = plan.layout.read_collected(table, plan.rules.count(table))
     # classic aggregate checks rescan the input (+ regime), never the annotated frame: its joins and windows
     # (unique keys, foreign keys, groups) would be recomputed by every such check

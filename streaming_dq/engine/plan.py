@@ -272,6 +272,18 @@ class ValidationPlan:
             self._built[key] = build()
         return self._built[key]  # type: ignore[no-any-return]
 
+    def flag_index(self, check_id: str) -> int:
+        """The flag of the row check ``check_id``."""
+        for i, (_, cid, _) in enumerate(self.flag_checks):
+            if cid == check_id:
+                return i
+        raise KeyError(check_id)
+
+    def guard_column(self, i: int) -> Column:
+        """Where flag ``i`` may fire at all: the malformed-record guard and the regimes the check is on in (what
+        :meth:`annotate` ANDs with its condition; a flag decided on the driver is ANDed with it there)."""
+        return self._guarded(F.lit(True), i)
+
     def collected_columns(self, input_columns: Sequence[str]) -> list[Column]:
         """What the driver router collects of :meth:`annotate`'s output: the input columns, the flags' list,
         the regime."""

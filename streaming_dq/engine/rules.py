@@ -250,6 +250,22 @@ class FlagRules:
             table = table.append_column(bits_column(w), pa.array(word))
         return table
 
+    def with_fired(self, table: pa.Table, fired: Mapping[int, Any]) -> pa.Table:
+        """``table`` (packed) with flag ``i`` also set on the rows ``fired[i]`` marks (NumPy booleans): a flag
+        decided on the driver after the collect (:class:`~streaming_dq.engine.arrow.DeferredFlags`)."""
+        import numpy as np
+
+        for w in range(self.n_words):
+            mine = {i: m for i, m in fired.items() if i // BITS_PER_WORD == w}
+            if not mine:
+                continue
+            name = bits_column(w)
+            word = np.asarray(table.column(name).to_numpy(), dtype=np.int64).copy()
+            for i, mask in mine.items():
+                word[np.asarray(mask, dtype=bool)] |= np.int64(1) << np.int64(i % BITS_PER_WORD)
+            table = table.set_column(table.column_names.index(name), name, pa.array(word))
+        return table
+
     def fired(self, table: pa.Table, i: int) -> Any:
         """Whether flag ``i`` fired, per collected row."""
         bits = table.column(bits_column(i // BITS_PER_WORD))

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from streaming_dq.engine.arrow import ArrowSplit, Collected, collect, split
+from streaming_dq.engine.arrow import ArrowSplit, Collected, DeferredFlags, collect, split
 from streaming_dq.engine.classic import decided
 from streaming_dq.engine.decision import BatchDecision
 from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
@@ -71,6 +71,7 @@ def validate_collected(
     windows: bool = False,
     extra_columns: Mapping[str, Column] | None = None,
     phase: Phase = _unlabelled,
+    deferred: DeferredFlags | None = None,
 ) -> tuple[Collected, BatchDecision]:
     """The rows collected with every aggregate's input in ONE job, then the decision. ``df`` is persisted only
     while classic aggregate checks rescan it.
@@ -79,6 +80,7 @@ def validate_collected(
         windows: Also the window-scoped checks' states per event-time window (in the aggregates'
             ``windows``, as the grouped form gives them), from per-row inputs collected in the same job.
         extra_columns: More per-row columns to collect (:meth:`Collected.extra_columns`).
+        deferred: Row checks whose flags the driver decides after the collect (:class:`DeferredFlags`).
     """
     window_inputs = plan.layout.window_inputs() if windows else {}
     columns = {**(extra_columns or {}), **window_inputs}
@@ -88,7 +90,7 @@ def validate_collected(
     try:
         with reference_errors_unwrapped():
             with phase("collect"):
-                collected = collect(plan, df, extra_columns=columns or None)
+                collected = collect(plan, df, extra_columns=columns or None, deferred=deferred)
             with phase("aggregate checks"):
                 decision = decided(plan, collected.aggregates, collected.frame if persist else None)
     finally:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -129,7 +130,10 @@ class BatchFlow:
             return router.quarantine_whole(df, job, drift)
         if action == "merge":
             df = fill_missing(df, job.table_schema, drift.missing)
-        if self.seen_keys:  # each row's earlier occurrence, found in Spark (the keys stay on the executors)
+        if self.seen_keys and router.judges_keys:  # on the driver, against its index of the keys table
+            df, deferred = self.seen_keys.keyed(df, writer, job.ctx)
+            job = replace(job, deferred=deferred)
+        elif self.seen_keys:  # each row's earlier occurrence, found in Spark (the keys stay on the executors)
             df = self.seen_keys.annotate(df, writer, job.ctx)
         plan = self.plans.plan_for(df, job.malformed)  # a new schema (a drift): held against the checks first
         references = self.references.resolve(df.sparkSession)

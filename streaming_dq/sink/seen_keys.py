@@ -27,14 +27,24 @@ from dataclasses import replace
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from streaming_dq.checks.stream_keys import FIRST_SEEN_COLUMN, KEYS_COLUMN, KEYS_SCHEMA, SeenBefore, annotate
+from streaming_dq.checks.stream_keys import (
+    FIRST_SEEN_COLUMN,
+    KEYS_COLUMN,
+    KEYS_SCHEMA,
+    SeenBefore,
+    annotate,
+    key_columns,
+)
+from streaming_dq.checks.stream_keys_arrow import Earlier, hash_words, judge
 from streaming_dq.checks.uniqueness import UniqueKeyCheck
 from streaming_dq.compat.spark import spark_schema
 from streaming_dq.core.outcome import KeysState, duration_text
 from streaming_dq.exceptions import ConfigError
+from streaming_dq.sink.key_index import INDEX_COLUMNS, KeyIndex
 from streaming_dq.sink.rows import KeyRows, TableRows
 from streaming_dq.tables import SparkDeltaWriter
 from streaming_dq.tables.targets import writing
@@ -49,7 +59,7 @@ if TYPE_CHECKING:
     from streaming_dq.sink.rows import SplitBatch
     from streaming_dq.tables import DeltaTarget, TableWriter
 
-__all__ = ["SeenKeys", "key_rows", "no_key_rows", "stream_key_checks"]
+__all__ = ["DeferredKeys", "SeenKeys", "key_rows", "no_key_rows", "stream_key_checks"]
 
 logger = logging.getLogger("streaming_dq.gate")
 
@@ -103,6 +113,9 @@ class SeenKeys:
         #: The keys table after the last committed batch (for the outcome and its metrics).
         self.state: KeysState | None = None
         self._stale = True
+        #: The driver router's index of the remembered records (:meth:`keyed`), built on first use.
+        self.index: KeyIndex | None = None
+        self._index_version: int | None = None
 
     def __bool__(self) -> bool:
         return bool(self.checks)
@@ -153,9 +166,16 @@ class SeenKeys:
         for check_id, value in latest.items():
             current = self.watermarks.get(check_id)
             self.watermarks[check_id] = value if current is None else max(current, value)
+        if self.index is not None:
+            if isinstance(split.keys.rows.data, pa.Table):
+                self.index.add(split.keys.rows.data)
+                self._index_version = self._delta_table().version()
+            else:
+                self.index = None  # the records went to the table only: rebuild from it when next asked
 
     def invalidate(self) -> None:
         self._stale = True
+        self.index = None  # a failed batch may have written part of its records: rebuilt from the table
 
     def read_state(self, late: dict[str, int] | None = None) -> KeysState | None:
         """Rows (from the log's file statistics: no data read) and the oldest partition of the keys table;
@@ -185,6 +205,101 @@ class SeenKeys:
             records = self._records(df.sparkSession, writer, ctx)
         seen = SeenBefore(records, dict(self.watermarks), ctx.app_id, ctx.batch_id)
         return annotate(df, self.checks, self.event_time, seen)
+
+    def keyed(self, df: DataFrame, writer: TableWriter, ctx: BatchContext) -> tuple[DataFrame, DeferredKeys]:
+        """The driver router's form: ``df`` with the checks' key columns (a projection), and what judges the
+        collected rows against the driver's index (:mod:`~streaming_dq.checks.stream_keys_arrow`): no Spark
+        job reads the keys table. The index is built from the table on first use, after a failed batch, and
+        when another process has written the table since this one last did."""
+        if not self.checks:
+            raise ValueError("no check judges keys across batches")
+        assert self.target is not None and self.event_time is not None
+        with writing(self.target, ctx.batch_id):
+            index = self._current_index(writer)
+        index.judging(ctx.app_id, ctx.batch_id)
+        seen = SeenBefore(None, dict(self.watermarks), ctx.app_id, ctx.batch_id)
+        return key_columns(df, self.checks, self.event_time, seen), DeferredKeys(self, index, ctx)
+
+    def _cutoff(self) -> int | None:
+        """The index's cutoff in microseconds: the start of the oldest day a batch may need (None: all)."""
+        oldest = self._oldest_needed()
+        if oldest is None:
+            return None
+        return int(datetime.combine(oldest, datetime.min.time(), UTC).timestamp()) * 1_000_000
+
+    def _current_index(self, writer: TableWriter) -> KeyIndex:
+        """The index, up to date with the keys table (built or rebuilt from it when it is not)."""
+        assert self.target is not None
+        if writer.table_schema(self.target) is None:  # no batch has recorded a key yet
+            index = self.index if self.index is not None and self._index_version is None else None
+            index = index or KeyIndex([c.check_id for c in self.checks])
+        elif self.index is not None and self._delta_table().version() == self._index_version:
+            index = self.index
+        else:
+            index = self._build_index()
+        cutoff = self._cutoff()
+        if cutoff is not None:
+            index.prune(cutoff)
+        self.index = index
+        return index
+
+    def _build_index(self) -> KeyIndex:
+        """The index of the keys table's records of this gate from the oldest day a batch may need."""
+        from streaming_dq.tables.reading import sql_literal
+
+        assert self.target is not None
+        index = KeyIndex([c.check_id for c in self.checks])
+        table = self._delta_table()
+        version = table.version()
+        oldest = self._oldest_needed()
+        predicate = f"gate = {sql_literal(self.gate)}" + (
+            f" AND event_date >= '{oldest.isoformat()}'" if oldest is not None else ""
+        )
+        cutoff = self._cutoff()
+        if cutoff is not None:
+            index.prune(cutoff)
+        schema = pa.schema([KEYS_SCHEMA.field(c) for c in INDEX_COLUMNS])
+        scan = table.scan(columns=list(INDEX_COLUMNS), predicate=predicate)
+        for batch in pa.RecordBatchReader.from_stream(scan):
+            index.add(pa.Table.from_batches([batch]).select(schema.names).cast(schema))
+        self._index_version = version
+        return index
+
+    def first_of(self, check: UniqueKeyCheck, index: KeyIndex, hi: np.ndarray, lo: np.ndarray) -> Earlier:
+        """The first occurrence of remembered keys (the index's), with its origin read from the keys table for
+        these keys only, from the files of their batches (a check without order-by has none)."""
+        from streaming_dq.tables.reading import sql_literal
+
+        event_time, batch, apps = index.first_occurrences(check.check_id, hi, lo)
+        if not check.order_by or not len(hi):
+            return Earlier(event_time, batch, pa.array(apps, pa.string()), pa.nulls(len(hi), pa.string()))
+        assert self.target is not None
+        batches = ", ".join(str(b) for b in sorted({int(b) for b in batch}))
+        predicate = (
+            f"gate = {sql_literal(self.gate)} AND check_id = {sql_literal(check.check_id)} "
+            f"AND batch_id IN ({batches})"
+        )
+        rows = pa.table(
+            self._delta_table().scan(
+                columns=["key_hash", "batch_id", "app_id", "origin"], predicate=predicate
+            )
+        )
+        rh, rl = hash_words(rows.column("key_hash"))
+        where = {
+            (int(h), int(lo_), int(b), a): o
+            for h, lo_, b, a, o in zip(
+                rh,
+                rl,
+                rows.column("batch_id").to_pylist(),
+                rows.column("app_id").to_pylist(),
+                rows.column("origin").to_pylist(),
+                strict=True,
+            )
+        }
+        origins = [
+            where.get((int(h), int(lo_), int(b), a)) for h, lo_, b, a in zip(hi, lo, batch, apps, strict=True)
+        ]
+        return Earlier(event_time, batch, pa.array(apps, pa.string()), pa.array(origins, pa.string()))
 
     def _oldest_needed(self) -> date | None:
         """The oldest ``event_date`` a batch may need: twice the horizon behind the oldest watermark (a row
@@ -316,6 +431,26 @@ def _latest_by_check(rows: pa.Table) -> dict[str, datetime]:
         )
         if value is not None
     }
+
+
+class DeferredKeys:
+    """The driver router's duplicates flags, decided from the collected rows
+    (:class:`~streaming_dq.engine.arrow.DeferredFlags`) against the driver's index."""
+
+    def __init__(self, seen: SeenKeys, index: KeyIndex, ctx: BatchContext) -> None:
+        self.seen, self.index, self.ctx = seen, index, ctx
+        self.check_ids: Sequence[str] = [c.check_id for c in seen.checks]
+        self._checks = {c.check_id: c for c in seen.checks}
+
+    def last_seen(self, check_id: str, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+        return self.index.last_seen(check_id, hi, lo)
+
+    def first_of(self, check_id: str, hi: np.ndarray, lo: np.ndarray) -> Earlier:
+        return self.seen.first_of(self._checks[check_id], self.index, hi, lo)
+
+    def finish(self, table: pa.Table) -> tuple[pa.Table, dict[str, np.ndarray]]:
+        judged = judge(table, self.seen.checks, self, self.ctx.app_id, self.ctx.batch_id)
+        return judged.table, judged.fired
 
 
 def no_key_rows() -> TableRows:

@@ -39,6 +39,7 @@ from streaming_dq.tables import AppTransaction
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
 
+    from streaming_dq.engine.arrow import DeferredFlags
     from streaming_dq.engine.decision import BatchDecision
     from streaming_dq.engine.plan import ValidationPlan
     from streaming_dq.sink.drift import SchemaDrift
@@ -64,6 +65,8 @@ class BatchJob:
         malformed: The corrupt-record column present in the batch, or None.
         merge: Keep the batch's extra columns (schema-drift ``merge``).
         event_time: The event-time column, or None.
+        deferred: Row checks the driver router decides after its collect (duplicates across batches judged
+            against the driver's index); None for the Spark router, which gets them as Spark columns.
     """
 
     ctx: BatchContext
@@ -71,6 +74,7 @@ class BatchJob:
     malformed: str | None
     merge: bool
     event_time: str | None
+    deferred: DeferredFlags | None = None
 
     @property
     def txn(self) -> AppTransaction:
@@ -109,6 +113,8 @@ class Router(ABC):
     """Validates a batch and writes its rows."""
 
     name: ClassVar[RouterName]
+    #: Whether it takes duplicates across batches as flags it decides after its collect (:attr:`BatchJob.deferred`).
+    judges_keys: ClassVar[bool] = False
 
     @abstractmethod
     def validate(self, plan: ValidationPlan, df: DataFrame, job: BatchJob) -> ValidatedBatch:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from streaming_dq.checks.stream_keys import KEY_HELPER_PREFIX
 from streaming_dq.compat.spark import to_arrow
 from streaming_dq.core.outcome import CheckOutcome
 from streaming_dq.engine.arrow import ArrowSplit, Collected, split
@@ -55,6 +56,8 @@ class DriverRouter(Router):
     """
 
     name = "driver"
+    #: Duplicates across batches are judged on the collected rows against the driver's index of keys.
+    judges_keys = True
 
     def validate(self, plan: ValidationPlan, df: DataFrame, job: BatchJob) -> _DriverBatch:
         """Collect and decide in one job (:func:`~streaming_dq.engine.validate.validate_collected`).
@@ -64,9 +67,10 @@ class DriverRouter(Router):
         """
         spark = df.sparkSession
         collected, decision = validate_collected(
-            plan, df, windows=True, phase=lambda name: job.described(spark, name)
+            plan, df, windows=True, phase=lambda name: job.described(spark, name), deferred=job.deferred
         )
-        return _DriverBatch(plan, job, collected, decision, list(df.columns), collected.aggregates.windows)
+        inputs = [c for c in df.columns if not c.startswith(KEY_HELPER_PREFIX)]
+        return _DriverBatch(plan, job, collected, decision, inputs, collected.aggregates.windows)
 
     def validate_small(
         self, plan: ValidationPlan, df: DataFrame, job: BatchJob, at_most: int
