@@ -106,14 +106,35 @@ def gate(variant: str, router: str, work: Path) -> Any:
     )
 
 
-def measure(spark: Any, keys: int, rows: int, rounds: int) -> dict[str, Any]:
+def restart(spark: Any, work: Path, router: str, rows: int, keys: int) -> dict[str, float]:
+    """A new gate on the ``with`` variant's tables (a restart): its first batch builds the driver's index from
+    the keys table; the second does not. Wall seconds of each, and the index's size."""
+    g = gate("with", router, work)
+    out: dict[str, float] = {}
+    for n, name in ((101, "first_batch_seconds"), (102, "second_batch_seconds")):
+        df = batch(spark, rows, keys, n)
+        df.persist()
+        df.count()
+        wall = time.perf_counter()
+        g(df, n)
+        out[name] = round(time.perf_counter() - wall, 3)
+        df.unpersist()
+    index = g.seen_keys.index
+    if index is not None:
+        out["index_entries"] = len(index)
+        out["index_mib"] = round(index.nbytes / 2**20, 1)
+        out["index_bytes_per_entry"] = round(index.nbytes / max(len(index), 1), 1)
+    return out
+
+
+def measure(spark: Any, keys: int, rows: int, rounds: int, routers: list[str]) -> dict[str, Any]:
     root = WORK / f"{keys}"
     shutil.rmtree(root, ignore_errors=True)
     size = keys_table(spark, keys, root / "history")
     jvm = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
     pids = [os.getpid(), int(jvm)]
     out: dict[str, Any] = {"keys": keys, "rows": rows, "keys_mib": round(size, 1)}
-    for router in ("driver", "distributed"):
+    for router in routers:
         gates = {}
         for variant in ("with", "without"):
             work = root / router / variant
@@ -146,7 +167,9 @@ def measure(spark: Any, keys: int, rows: int, rounds: int) -> dict[str, Any]:
             "cpu_with_over_without": round(med["with"][1] / med["without"][1], 2),
             "runs": {v: [[round(w, 3), round(c, 3)] for w, c in t] for v, t in times.items()},
         }
-        print(keys, router, out[router]["wall_seconds"], out[router]["with_over_without"], flush=True)
+        if router == "driver":
+            out[router]["restart"] = restart(spark, root / router / "with", router, rows, keys)
+        print(keys, router, out[router], flush=True)
     return out
 
 
@@ -155,9 +178,10 @@ def main() -> None:
     parser.add_argument("--keys", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--routers", nargs="+", default=["driver", "distributed"])
     args = parser.parse_args()
     spark = build_spark()
-    results = [measure(spark, k, args.rows, args.rounds) for k in args.keys]
+    results = [measure(spark, k, args.rows, args.rounds, args.routers) for k in args.keys]
     # a key count measured alone (50M takes long) replaces its own entry and keeps the others, each with its date
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
     before = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {"results": []}

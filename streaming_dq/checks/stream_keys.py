@@ -46,6 +46,7 @@ __all__ = [
     "FIRST_SEEN_COLUMN",
     "FIRST_SEEN_TYPE",
     "KEYS_COLUMN",
+    "KEYS_IN_MEMORY",
     "KEYS_SCHEMA",
     "KEY_RECORD_TYPE",
     "KeyCheck",
@@ -54,6 +55,9 @@ __all__ = [
     "annotate",
     "first_seen_of",
 ]
+
+#: The default bound of the driver's index of remembered keys (records; 44 bytes each: about 800 MiB).
+KEYS_IN_MEMORY = 20_000_000
 
 FIRST_SEEN_COLUMN = "_dq_first_seen"
 KEYS_COLUMN = "_dq_keys"
@@ -190,27 +194,28 @@ def key_helper(name: str, i: int | None = None) -> str:
     return f"{KEY_HELPER_PREFIX}{name}" if i is None else f"{KEY_HELPER_PREFIX}{name}{i}"
 
 
-def key_columns(df: DataFrame, checks: Sequence[KeyCheck], event_time: str, seen: SeenBefore) -> DataFrame:
-    """The driver router's form: ``df`` with each check's :class:`_KeyColumns`, its order-by values, the event
-    time and the row hash as plain columns (:func:`key_helper` names; a projection, no join, no window), and
-    :data:`FIRST_SEEN_COLUMN` and :data:`KEYS_COLUMN` as NULL until the driver fills them in from the rows
-    it collected (:mod:`~streaming_dq.checks.stream_keys_arrow`)."""
+def key_columns(df: DataFrame, checks: Sequence[KeyCheck], event_time: str) -> dict[str, Column]:
+    """The driver router's form: the columns to add to a batch of ``df``'s schema for ``checks``: each check's
+    key, key hash, eligibility and origin, its order-by values, the event time and the row hash (named by
+    :func:`key_helper`; a projection, no join, no window), and :data:`FIRST_SEEN_COLUMN` and
+    :data:`KEYS_COLUMN` as NULL until the driver fills them in from the rows it collected
+    (:mod:`~streaming_dq.checks.stream_keys_arrow`, which also takes the watermarks: whether a row is too
+    late is decided there). They depend on the schema only: build them once per schema."""
     from streaming_dq.compat.spark import spark_type
 
     t = col(event_time).cast("timestamp")
     helpers: dict[str, Column] = {key_helper("t"): t, key_helper("rh"): _row_hash(df)}
     for i, check in enumerate(checks):
-        c = _key_columns(check, t, seen.watermarks.get(check.check_id))
+        c = _key_columns(check, t, None)  # no watermark: judged is then every eligible row
         helpers[key_helper("k", i)] = c.key
         helpers[key_helper("h", i)] = c.key_hash
-        helpers[key_helper("j", i)] = c.judged
-        helpers[key_helper("l", i)] = c.late
+        helpers[key_helper("e", i)] = c.judged
         helpers[key_helper("o", i)] = c.origin
         for j, name in enumerate(check.order_by):
             helpers[key_helper(f"b{i}_", j)] = col(name)
     helpers[FIRST_SEEN_COLUMN] = F.lit(None).cast(spark_type(FIRST_SEEN_TYPE))
     helpers[KEYS_COLUMN] = F.lit(None).cast(spark_type(KEY_RECORD_TYPE))
-    return df.withColumns(helpers)
+    return helpers
 
 
 def annotate(df: DataFrame, checks: Sequence[KeyCheck], event_time: str, seen: SeenBefore) -> DataFrame:

@@ -13,8 +13,9 @@ equal by ``tests/spark/test_stream_duplicates.py`` (both routers write the same 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 import numpy as np
@@ -35,6 +36,7 @@ __all__ = ["Earlier", "Judged", "Remembered", "hash_words", "judge", "micros"]
 
 _UTC_TS = pa.timestamp("us", tz="UTC")
 _NONE = np.iinfo(np.int64).min
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: pyarrow 25 places NULLs per sort key (the sort-wide option is deprecated there); older ones take only that.
 _NULLS_PER_KEY = int(pa.__version__.split(".")[0]) >= 25
 
@@ -88,6 +90,10 @@ def hash_words(hashes: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarr
     return words[:, 0].copy(), words[:, 1].copy()
 
 
+def _micros_of(value: datetime) -> int:
+    return (value - _EPOCH) // timedelta(microseconds=1)
+
+
 def micros(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     """Timestamps as int64 microseconds (NULL: the smallest int64)."""
     ints = column.cast(_UTC_TS).cast(pa.int64())
@@ -109,9 +115,15 @@ class _Pointers:
 
 
 def judge(
-    table: pa.Table, checks: Sequence[KeyCheck], seen: Remembered, app_id: str, batch_id: int
+    table: pa.Table,
+    checks: Sequence[KeyCheck],
+    seen: Remembered,
+    watermarks: Mapping[str, datetime | None],
+    app_id: str,
+    batch_id: int,
 ) -> Judged:
-    """Fill in ``table``'s first-seen pointers and key records for ``checks`` (see the module)."""
+    """Fill in ``table``'s first-seen pointers and key records for ``checks`` (see the module): a row is too
+    late when its event time is more than the horizon behind its check's watermark (the Spark form's rule)."""
     n = table.num_rows
     t = micros(table.column(key_helper("t")))
     row_hash = table.column(key_helper("rh"))
@@ -123,8 +135,10 @@ def judge(
     for i, check in enumerate(checks):
         assert check.horizon is not None
         h = int(check.horizon.total_seconds() * 1_000_000)
-        judged = _bools(table.column(key_helper("j", i)))
-        late = _bools(table.column(key_helper("l", i)))
+        eligible = _bools(table.column(key_helper("e", i)))
+        mark = watermarks.get(check.check_id)
+        late = eligible & (t < _micros_of(mark) - h) if mark is not None else np.zeros(n, bool)
+        judged = eligible & ~late
         hi, lo = hash_words(table.column(key_helper("h", i)))
         rows = _in_batch_order(table, i, len(check.order_by), judged, hi, lo, t, row_hash)
         hs, ls, ts = hi[rows], lo[rows], t[rows]

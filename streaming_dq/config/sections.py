@@ -15,6 +15,7 @@ from pydantic import (
     model_validator,
 )
 
+from streaming_dq.checks.stream_keys import KEYS_IN_MEMORY
 from streaming_dq.config.fields import (
     BATCHES,
     DdlSchema,
@@ -122,6 +123,13 @@ class TargetsSection(Section):
         description="With Spark's writer: writes of at most this many rows (a small batch's pass and "
         "quarantine rows, the results and metrics rows) are committed by delta-rs from the driver, where "
         "delta-rs may write the table (local paths, protocols it fully supports); 0: every write through Spark.",
+    )
+
+    keys_in_memory: int = Field(
+        default=KEYS_IN_MEMORY,
+        ge=1,
+        description="The driver router keeps the keys table's records its horizon reaches in memory, 44 bytes "
+        "each: at most this many (more ends the batch with an error naming this field, never an out-of-memory).",
     )
 
     storage_options: dict[str, OptionValue] = Field(

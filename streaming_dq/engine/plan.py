@@ -33,7 +33,7 @@ from streaming_dq.core.severity import Severity
 from streaming_dq.engine.layout import AggregateLayout
 from streaming_dq.engine.regime_table import REGIME_COLUMN, RegimeTable, Verdict
 from streaming_dq.engine.rules import FIRED_COLUMN, FlagRules, FlagSpec, flag_column
-from streaming_dq.exceptions import CheckEvaluationError, MissingReferenceDatasetError
+from streaming_dq.exceptions import CheckEvaluationError, InternalError, MissingReferenceDatasetError
 
 if TYPE_CHECKING:
     from streaming_dq.config.check_set import CheckSet
@@ -277,7 +277,7 @@ class ValidationPlan:
         for i, (_, cid, _) in enumerate(self.flag_checks):
             if cid == check_id:
                 return i
-        raise KeyError(check_id)
+        raise InternalError(f"no row check {check_id!r} in the plan")
 
     def guard_column(self, i: int) -> Column:
         """Where flag ``i`` may fire at all: the malformed-record guard and the regimes the check is on in (what

@@ -168,7 +168,11 @@ class BatchCommitter:
         the results table), the keys seen across batches (the keys table), the metrics tracker (the metrics
         table)."""
         seen_keys = SeenKeys(
-            options.name, stream_key_checks(check_set), options.keys_table, options.event_time
+            options.name,
+            stream_key_checks(check_set),
+            options.keys_table,
+            options.event_time,
+            keys_in_memory=options.keys_in_memory,
         )
         return cls(
             options.targets,

@@ -4,7 +4,7 @@ The driver router judges duplicates across batches on the rows it holds
 (:mod:`~streaming_dq.checks.stream_keys_arrow`); this index answers its two questions without a Spark job: a
 key's latest sighting (:meth:`KeyIndex.last_seen`) and, for the keys found, their first occurrence
 (:meth:`KeyIndex.first_of`). It holds one entry per record of the keys table (a check, a key, a batch): the
-key's 128-bit hash as two words, the record's last and first event times, its batch id and app id - 42 bytes
+key's 128-bit hash as two words, the record's last and first event times, its batch id and app id - 44 bytes
 (``ENTRY_BYTES``); the record's origin stays in the table and is read for the keys found only.
 
 Entries live in sorted segments (by the hash's first word): a committed batch's records become a new
@@ -25,13 +25,14 @@ import numpy as np
 import pyarrow as pa
 
 from streaming_dq.checks.stream_keys_arrow import hash_words, micros
+from streaming_dq.exceptions import InternalError
 
 __all__ = ["ENTRY_BYTES", "INDEX_COLUMNS", "KeyIndex"]
 
 #: The keys table's columns the index is built from.
 INDEX_COLUMNS = ("check_id", "key_hash", "last_event_time", "event_time", "batch_id", "app_id")
 #: The bytes one remembered record costs in the index (two hash words, two times, a batch id, an app code).
-ENTRY_BYTES = 8 + 8 + 8 + 8 + 8 + 2
+ENTRY_BYTES = 8 + 8 + 8 + 8 + 8 + 4
 
 _NONE = np.iinfo(np.int64).min
 
@@ -45,7 +46,7 @@ class _Segment:
     last: np.ndarray
     first: np.ndarray
     batch: np.ndarray
-    app: np.ndarray  # int16 code into KeyIndex.apps
+    app: np.ndarray  # int32 code into KeyIndex.apps
 
     def __len__(self) -> int:
         return len(self.hi)
@@ -113,7 +114,7 @@ class KeyIndex:
         if records.num_rows == 0:
             return
         apps = records.column("app_id").combine_chunks().dictionary_encode()
-        codes = np.array([self._app_code(a) for a in apps.dictionary.to_pylist()], np.int16)
+        codes = np.array([self._app_code(a) for a in apps.dictionary.to_pylist()], np.int32)
         app = codes[np.asarray(apps.indices.to_numpy(zero_copy_only=False), dtype=np.int64)]
         hi, lo = hash_words(records.column("key_hash"))
         last = micros(records.column("last_event_time"))
@@ -139,8 +140,6 @@ class KeyIndex:
 
     def _app_code(self, app_id: str) -> int:
         if app_id not in self._app_codes:
-            if len(self.apps) >= np.iinfo(np.int16).max:
-                raise OverflowError("more than 32,767 app ids in one keys index")
             self._app_codes[app_id] = len(self.apps)
             self.apps.append(app_id)
         return self._app_codes[app_id]
@@ -187,7 +186,7 @@ class KeyIndex:
             parts.append((query, s.last[at], s.first[at], s.batch[at], s.app[at]))
         if not parts:
             empty = np.empty(0, np.int64)
-            return _Matches(empty, empty, empty, empty, np.empty(0, np.int16))
+            return _Matches(empty, empty, empty, empty, np.empty(0, np.int32))
         return _Matches(*(np.concatenate([p[k] for p in parts]) for k in range(5)))
 
     def last_seen(self, check_id: str, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
@@ -209,6 +208,6 @@ class KeyIndex:
         head[1:] = q[1:] != q[:-1]
         pick = order[head]
         if len(pick) != len(hi):
-            raise LookupError(f"check {check_id!r}: a key's first occurrence is not in the index")
+            raise InternalError(f"check {check_id!r}: a key's first occurrence is not in the index")
         apps = [self.apps[int(c)] for c in found.app[pick]]
         return found.first[pick], found.batch[pick], apps

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from streaming_dq.checks.stream_keys import KEYS_IN_MEMORY
 from streaming_dq.config.paths import absolute_location
 from streaming_dq.core.modes import (
     AggregateFailurePolicy,
@@ -57,6 +58,7 @@ class GateKeywords(_GateTables, total=False):
     writer: WriterName | TableWriter
     routing: Routing
     driver_commit_rows: int
+    keys_in_memory: int
     on_aggregate_failure: AggregateFailurePolicy
     schema_drift: DriftPolicy | None
     malformed_column: str
@@ -85,6 +87,7 @@ class GateOptions:
     writer: WriterName | TableWriter
     routing: Routing
     driver_commit_rows: int
+    keys_in_memory: int
     on_aggregate_failure: AggregateFailurePolicy
     schema_drift: DriftPolicy | None
     malformed_column: str
@@ -111,6 +114,7 @@ class GateOptions:
         writer: WriterName | TableWriter = "auto",
         routing: Routing = "auto",
         driver_commit_rows: int = DRIVER_COMMIT_ROWS,
+        keys_in_memory: int = KEYS_IN_MEMORY,
         on_aggregate_failure: AggregateFailurePolicy = "quarantine-batch",
         schema_drift: DriftPolicy | None = None,
         malformed_column: str = DEFAULT_MALFORMED_COLUMN,
@@ -142,6 +146,9 @@ class GateOptions:
             driver_commit_rows: With Spark's writer, writes of at most this many rows (a small batch's rows, the
                 results and metrics rows) are committed by delta-rs from the driver where it can write the table
                 (see :mod:`streaming_dq.tables.spark`); 0: every write through Spark.
+            keys_in_memory: The driver router holds the keys table's records its horizon reaches in memory
+                (:mod:`~streaming_dq.sink.key_index`, 44 bytes each): at most this many; more ends the batch
+                with a ConfigError naming ``targets.keys-in-memory`` before anything is written.
             on_aggregate_failure: ``quarantine-batch`` (the batch's rows go to quarantine with the failed
                 aggregate in ``_dq_errors``) or ``stop`` (raise :class:`GateFailedError` before writing).
             schema_drift: ``merge``, ``quarantine`` or ``stop``; None applies the default policy (merge added
@@ -176,6 +183,11 @@ class GateOptions:
                 f"driver-commit-rows must be a whole number >= 0, not {driver_commit_rows!r}",
                 field_path="targets.driver-commit-rows",
             )
+        if isinstance(keys_in_memory, bool) or not isinstance(keys_in_memory, int) or keys_in_memory < 1:
+            raise ConfigError(
+                f"keys-in-memory must be a whole number >= 1, not {keys_in_memory!r}",
+                field_path="targets.keys-in-memory",
+            )
         targets: dict[TargetRole, DeltaTarget] = {
             "pass": DeltaTarget.of(pass_table),
             "quarantine": DeltaTarget.of(quarantine_table),
@@ -195,6 +207,7 @@ class GateOptions:
             else choice(writer, WriterName, "targets.writer"),
             routing=choice(routing, Routing, "targets.routing"),
             driver_commit_rows=driver_commit_rows,
+            keys_in_memory=keys_in_memory,
             on_aggregate_failure=choice(on_aggregate_failure, AggregateFailurePolicy, "on-aggregate-failure"),
             schema_drift=None if schema_drift is None else choice(schema_drift, DriftPolicy, "schema-drift"),
             malformed_column=malformed_column,
@@ -223,6 +236,7 @@ class GateOptions:
             writer=c.targets.writer,
             routing=c.targets.routing,
             driver_commit_rows=c.targets.driver_commit_rows,
+            keys_in_memory=c.targets.keys_in_memory,
             on_aggregate_failure=c.on_aggregate_failure,
             schema_drift=c.schema_drift,
             malformed_column=c.source.malformed_column,

@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 from streaming_dq.checks.stream_keys import (
     FIRST_SEEN_COLUMN,
     KEYS_COLUMN,
+    KEYS_IN_MEMORY,
     KEYS_SCHEMA,
     SeenBefore,
     annotate,
@@ -43,8 +44,8 @@ from streaming_dq.checks.stream_keys_arrow import Earlier, hash_words, judge
 from streaming_dq.checks.uniqueness import UniqueKeyCheck
 from streaming_dq.compat.spark import spark_schema
 from streaming_dq.core.outcome import KeysState, duration_text
-from streaming_dq.exceptions import ConfigError
-from streaming_dq.sink.key_index import INDEX_COLUMNS, KeyIndex
+from streaming_dq.exceptions import ConfigError, InternalError
+from streaming_dq.sink.key_index import ENTRY_BYTES, INDEX_COLUMNS, KeyIndex
 from streaming_dq.sink.rows import KeyRows, TableRows
 from streaming_dq.tables import SparkDeltaWriter
 from streaming_dq.tables.targets import writing
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from deltalake import DeltaTable
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
     from streaming_dq.sink.records import BatchContext
     from streaming_dq.sink.rows import SplitBatch
@@ -91,7 +92,13 @@ class SeenKeys:
     """
 
     def __init__(
-        self, gate: str, checks: Sequence[UniqueKeyCheck], target: DeltaTarget | None, event_time: str | None
+        self,
+        gate: str,
+        checks: Sequence[UniqueKeyCheck],
+        target: DeltaTarget | None,
+        event_time: str | None,
+        *,
+        keys_in_memory: int = KEYS_IN_MEMORY,
     ) -> None:
         if checks and target is None:
             raise ConfigError(
@@ -116,6 +123,8 @@ class SeenKeys:
         #: The driver router's index of the remembered records (:meth:`keyed`), built on first use.
         self.index: KeyIndex | None = None
         self._index_version: int | None = None
+        self._key_columns: dict[str, dict[str, Column]] = {}
+        self.keys_in_memory = keys_in_memory
 
     def __bool__(self) -> bool:
         return bool(self.checks)
@@ -212,13 +221,24 @@ class SeenKeys:
         job reads the keys table. The index is built from the table on first use, after a failed batch, and
         when another process has written the table since this one last did."""
         if not self.checks:
-            raise ValueError("no check judges keys across batches")
+            raise InternalError("no check judges keys across batches")
         assert self.target is not None and self.event_time is not None
         with writing(self.target, ctx.batch_id):
             index = self._current_index(writer)
+        if len(index) > self.keys_in_memory:
+            raise ConfigError(
+                f"gate {self.gate!r}: the keys table {self.target.uri} holds {len(index):,} records within the "
+                f"horizon, more than the driver's index may hold ({self.keys_in_memory:,}, "
+                f"{ENTRY_BYTES} bytes each): raise targets.keys-in-memory (the driver needs "
+                f"{len(index) * ENTRY_BYTES / 2**20:,.1f} MiB for them), shorten the horizon, or use "
+                "routing: distributed, which leaves the keys on the executors",
+                field_path="targets.keys-in-memory",
+            )
         index.judging(ctx.app_id, ctx.batch_id)
-        seen = SeenBefore(None, dict(self.watermarks), ctx.app_id, ctx.batch_id)
-        return key_columns(df, self.checks, self.event_time, seen), DeferredKeys(self, index, ctx)
+        shape = df.schema.json()
+        if shape not in self._key_columns:  # Columns are unresolved expressions: built once per schema
+            self._key_columns = {shape: key_columns(df, self.checks, self.event_time)}
+        return df.withColumns(self._key_columns[shape]), DeferredKeys(self, index, ctx, dict(self.watermarks))
 
     def _cutoff(self) -> int | None:
         """The index's cutoff in microseconds: the start of the oldest day a batch may need (None: all)."""
@@ -437,8 +457,10 @@ class DeferredKeys:
     """The driver router's duplicates flags, decided from the collected rows
     (:class:`~streaming_dq.engine.arrow.DeferredFlags`) against the driver's index."""
 
-    def __init__(self, seen: SeenKeys, index: KeyIndex, ctx: BatchContext) -> None:
-        self.seen, self.index, self.ctx = seen, index, ctx
+    def __init__(
+        self, seen: SeenKeys, index: KeyIndex, ctx: BatchContext, watermarks: dict[str, datetime | None]
+    ) -> None:
+        self.seen, self.index, self.ctx, self.watermarks = seen, index, ctx, watermarks
         self.check_ids: Sequence[str] = [c.check_id for c in seen.checks]
         self._checks = {c.check_id: c for c in seen.checks}
 
@@ -449,7 +471,7 @@ class DeferredKeys:
         return self.seen.first_of(self._checks[check_id], self.index, hi, lo)
 
     def finish(self, table: pa.Table) -> tuple[pa.Table, dict[str, np.ndarray]]:
-        judged = judge(table, self.seen.checks, self, self.ctx.app_id, self.ctx.batch_id)
+        judged = judge(table, self.seen.checks, self, self.watermarks, self.ctx.app_id, self.ctx.batch_id)
         return judged.table, judged.fired
 
 

@@ -15,6 +15,7 @@ from test_gate_support import BASE_CHECKS, SCHEMA, ids, land, make_gate, row, st
 
 from streaming_dq.config.check_set import CheckSet
 from streaming_dq.core.base_check import BaseRowCheck
+from streaming_dq.tables import read_table
 
 pytestmark = pytest.mark.spark
 
@@ -82,8 +83,8 @@ def run_in_job_groups(spark: Any, tmp_path: Any, checks: list[dict[str, Any]], t
     assert query.exception() is None
 
 
-def jobs_per_batch(spark: Any, tmp_path: Any, checks: list[dict[str, Any]], tag: str) -> list[int]:
-    run_in_job_groups(spark, tmp_path, checks, tag)
+def jobs_per_batch(spark: Any, tmp_path: Any, checks: list[dict[str, Any]], tag: str, **kw: Any) -> list[int]:
+    run_in_job_groups(spark, tmp_path, checks, tag, **kw)
     tracker = spark.sparkContext.statusTracker()
     return [len(tracker.getJobIdsForGroup(f"{tag}-{b}")) for b in range(2)]
 
@@ -105,6 +106,21 @@ def test_at_most_three_jobs_per_batch_whatever_the_number_of_checks(spark, tmp_p
 
     assert all(1 <= n <= 3 for n in one + twenty), (one, twenty)
     assert twenty == one
+
+
+@pytest.mark.usefixtures("no_adaptive_execution")
+def test_duplicates_across_batches_add_no_spark_job_on_the_driver_router(spark, tmp_path):
+    # the keys table is read by delta-rs into the driver's index, the batch judged in Arrow on the rows it
+    # collected: the batch's one job stays its only one (the Spark form added a scan of the keys table)
+    once = {"check": "unique-key-check", "check-id": "id-once", "columns": ["id"], "horizon": "7 days"}
+    driver = {"routing": "driver", "writer": "delta-rs"}
+    without = jobs_per_batch(spark, tmp_path, ONE_CHECK, "no-keys", **driver)
+    keys = str(tmp_path / "keys")
+    with_keys = jobs_per_batch(spark, tmp_path, [*ONE_CHECK, once], "keys", keys_table=keys, **driver)
+
+    assert without == [1, 1]
+    assert with_keys == without
+    assert read_table(keys).num_rows == 5  # both batches' keys were judged and recorded
 
 
 OVER_THE_BATCH = ("aggregate", "write pass", "write quarantine")

@@ -163,6 +163,17 @@ def test_a_duplicate_points_at_its_first_occurrence_and_a_late_row_is_quarantine
     assert sorted((r["batch_id"], r["violations"]) for r in results) == [(0, 1), (1, 1), (2, 1)]
 
 
+def test_more_remembered_keys_than_the_driver_may_hold_end_the_batch_naming_the_field(spark, tmp_path):
+    gate = gate_at(tmp_path, keys_in_memory=3)
+    day = DAY0
+    gate(frame(spark, [(k, day, k) for k in range(5)]), 0)  # the index is empty before it: judged, recorded
+    with pytest.raises(ConfigError, match=r"targets\.keys-in-memory") as raised:
+        gate(frame(spark, [(9, day, 9)]), 1)
+    assert "5 records" in str(raised.value) and "routing: distributed" in str(raised.value)
+    assert offsets(tmp_path / "pass") == [0, 1, 2, 3, 4]  # nothing of batch 1 was written
+    assert read_table(str(tmp_path / "keys")).num_rows == 5
+
+
 @pytest.mark.parametrize("routing", ["driver", "distributed"])
 def test_late_rows_pass_unjudged_under_late_pass_and_are_counted(spark, tmp_path, routing, caplog):
     outcomes: list[Any] = []
