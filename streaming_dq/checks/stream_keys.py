@@ -204,6 +204,9 @@ def key_columns(df: DataFrame, checks: Sequence[KeyCheck], event_time: str) -> d
     from streaming_dq.compat.spark import spark_type
 
     t = col(event_time).cast("timestamp")
+    # the row hash stays although it costs (0.06 s of a 100k-row collect, measured): rows equal in key, event
+    # time and order-by values may differ elsewhere, and which of them is the duplicate must not depend on how
+    # Spark cut the batch, nor differ between the routers
     helpers: dict[str, Column] = {key_helper("t"): t, key_helper("rh"): _row_hash(df)}
     for i, check in enumerate(checks):
         c = _key_columns(check, t, None)  # no watermark: judged is then every eligible row
