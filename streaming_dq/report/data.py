@@ -15,7 +15,7 @@ from typing import Any
 from streaming_dq.release.browse import MASK
 
 __all__ = [
-    "BatchPoint", "CheckDay", "CheckSeries", "GateReport", "MaintenanceEntry", "ProfileSpan", "QuarantineReason",
+    "BatchPoint", "CheckDay", "CheckSeries", "DayRows", "GateReport", "MaintenanceEntry", "ProfileSpan", "QuarantineReason",
     "QuarantineSummary", "ReleaseEntry", "ReportOptions", "WindowSeries", "WindowVerdict", "report_json",
 ]  # fmt: skip
 
@@ -54,6 +54,19 @@ class BatchPoint:
     late: int
     seconds: float
     profiles: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DayRows:
+    """The rows the pass and quarantine tables hold for one day of event time (the gate's time zone)."""
+
+    day: date | None  # None: rows without an event time
+    passed: int
+    quarantined: int
+
+    @property
+    def rows(self) -> int:
+        return self.passed + self.quarantined
 
 
 @dataclass(frozen=True)
@@ -206,6 +219,9 @@ class GateReport:
     #: check, raw, adjusted, multiplier, profiles. Not narrowed by ``since``: the table accumulates.
     lifetime: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: Rows per day of their own event time, as the pass and quarantine tables hold them now (a batch's rows
+    #: may span days; releases and discards have moved some since).
+    rows_by_day: list[DayRows] = field(default_factory=list)
 
     @property
     def days(self) -> list[date]:

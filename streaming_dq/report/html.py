@@ -112,7 +112,7 @@ def _gate(r: GateReport, *, many: bool) -> str:
         parts.append(f"<h2>Gate {escape(r.gate)}</h2>")
     sections = [
         ("summary", "Summary", _summary(r)),
-        ("rows", "Rows per day", _rows_per_day(r)),
+        ("rows", "Rows per day of event time", _rows_per_day(r)),
         ("checks", "Checks", _checks(r)),
         ("windows", "Window verdicts", _windows(r)),
         ("profiles", "Active profiles", _profiles(r)),
@@ -150,41 +150,34 @@ def _summary(r: GateReport) -> str:
     return html
 
 
-def _day_rows(r: GateReport) -> list[tuple[str, int, int, int, int]]:
-    per: dict[Any, list[int]] = {}
-    for b in r.batches:
-        tally = per.setdefault(b.day, [0, 0, 0, 0])
-        tally[0] += b.rows
-        tally[1] += b.passed - b.warned
-        tally[2] += b.warned
-        tally[3] += b.quarantined
-    return [(f"{d:%Y-%m-%d}", *per[d]) for d in sorted(per)]  # type: ignore[misc]
-
-
 def _rows_per_day(r: GateReport) -> str:
-    days = _day_rows(r)
+    days = [d for d in r.rows_by_day if d.day is not None]
+    undated = sum(d.rows for d in r.rows_by_day if d.day is None)
     if not days:
-        return "<p>No batch in this report.</p>"
-    labels = [d[0][5:] for d in days]
+        return "<p>No row with an event time in the pass and quarantine tables.</p>"
+    labels = [f"{d.day:%m-%d}" for d in days]
+    first, last = f"{days[0].day:%Y-%m-%d}", f"{days[-1].day:%Y-%m-%d}"
     chart = bar_chart(
-        f"Rows per day, gate {r.gate}",
-        f"{len(days)} days from {days[0][0]} to {days[-1][0]}: bars of rows passed, passed with a warning and "
-        f"quarantined (hatched); {sum(d[4] for d in days):,} of {sum(d[1] for d in days):,} rows quarantined.",
+        f"Rows per day of event time, gate {r.gate}",
+        f"{len(days)} days of the rows' own event time ({r.timezone}) from {first} to {last}, as the pass and "
+        f"quarantine tables hold them now: bars of rows passed and quarantined (hatched); "
+        f"{sum(d.quarantined for d in days):,} of {sum(d.rows for d in days):,} rows quarantined"
+        + (f"; {undated:,} rows without an event time are not drawn." if undated else "."),
         labels,
-        [Bar("passed", [d[2] for d in days], "pass"), Bar("warned", [d[3] for d in days], "warn"),
-         Bar("quarantined", [d[4] for d in days], "quar hatched")],
+        [Bar("passed", [d.passed for d in days], "pass"),
+         Bar("quarantined", [d.quarantined for d in days], "quar hatched")],
         mark="day",
     )  # fmt: skip
     legend = (
-        '<p class="legend"><span><b class="ok">&#9632;</b> passed (green)</span><span><b class="warning">&#9632;'
-        '</b> passed with a warning (amber)</span><span><b class="bad">&#9636;</b> quarantined (hatched red)</span></p>'
+        '<p class="legend"><span><b class="ok">&#9632;</b> passed (green, with or without a warning: warnings '
+        'are counted per batch below)</span><span><b class="bad">&#9636;</b> quarantined (hatched red)</span></p>'
     )
     table = _table(
-        ["day", "rows", "passed", "warned", "quarantined"],
-        [[d[0], _n(d[1]), _n(d[2] + d[3]), _n(d[3]), _n(d[4])] for d in days],
-        numeric=(1, 2, 3, 4),
+        ["day", "rows", "passed", "quarantined"],
+        [[f"{d.day:%Y-%m-%d}", _n(d.rows), _n(d.passed), _n(d.quarantined)] for d in days],
+        numeric=(1, 2, 3),
     )
-    return chart + legend + _data("The numbers, per day", table)
+    return chart + legend + _data("The numbers, per day of event time", table)
 
 
 def _checks(r: GateReport) -> str:
@@ -213,10 +206,11 @@ def _checks(r: GateReport) -> str:
         out.append('<div class="pair">')
         out.append(
             bar_chart(
-                f"{c.check_id}: {'violations' if row else 'failed batches'} per day",
-                f"{'Rows violating the check' if row else 'Batches in which the check failed'} on each of "
-                f"{len(c.days)} days; a cross marks each of the {sum(d.failed > 0 for d in c.days)} days with a "
-                f"failed batch. Pass rate {_rate(c.days)}.",
+                f"{c.check_id}: {'violations' if row else 'failed batches'} per batch day",
+                f"{'Rows violating the check' if row else 'Batches in which the check failed'}, each batch "
+                f"counted whole on the day of its latest event time ({len(c.days)} such days); a cross marks "
+                f"each of the {sum(d.failed > 0 for d in c.days)} days with a failed batch. Pass rate "
+                f"{_rate(c.days)}.",
                 labels,
                 [Bar("violations" if row else "failed batches",
                      [float(d.violations if row else d.failed) for d in c.days], "quar hatched")],

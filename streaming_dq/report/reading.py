@@ -29,6 +29,7 @@ from streaming_dq.report.data import (
     BatchPoint,
     CheckDay,
     CheckSeries,
+    DayRows,
     GateReport,
     MaintenanceEntry,
     ProfileSpan,
@@ -84,6 +85,13 @@ def gate_report(
     quarantine = None
     if "quarantine" in paths and exists(target := config.table("quarantine")):
         quarantine = quarantine_summary(target, config.gate.name, options)
+    by_day: list[DayRows] = []
+    if config.gate.event_time and "quarantine" in paths and exists(config.table("pass")):
+        q = config.table("quarantine")
+        by_day = rows_by_day(
+            config.table("pass"), q if exists(q) else None, config.gate.name, config.gate.event_time, zone,
+            options.since,
+        )  # fmt: skip
     lifetime: list[dict[str, Any]] = []
     if "metrics" in paths and exists(metrics := config.table("metrics")):
         from streaming_dq.metrics.store import metrics_table
@@ -109,7 +117,52 @@ def gate_report(
         ],
         config_text=config_text,
         notes=notes,
+        rows_by_day=by_day,
     )
+
+
+def rows_by_day(
+    passed: DeltaTarget,
+    quarantined: DeltaTarget | None,
+    gate: str,
+    event_time: str,
+    zone: ZoneInfo,
+    since: datetime | None,
+) -> list[DayRows]:
+    """Rows per day of their own event time (in ``zone``), counted in the pass and quarantine tables one record
+    batch of the event-time column at a time; with ``since``, the days from its day on (a pass table records
+    no validation time). Rows without an event time are one entry with day None."""
+    from deltalake import DeltaTable
+
+    from streaming_dq.tables.reading import sql_literal
+    from streaming_dq.tables.storage import delta_rs_options
+
+    def count(target: DeltaTarget, predicate: str | None) -> Counter[date | None]:
+        table = DeltaTable(target.uri, storage_options=delta_rs_options(target.storage_options) or None)
+        tally: Counter[date | None] = Counter()
+        for batch in pa.RecordBatchReader.from_stream(table.scan(columns=[event_time], predicate=predicate)):
+            values = batch.column(0)
+            if pa.types.is_timestamp(values.type):
+                local = values.cast(pa.timestamp("us", tz="UTC")).cast(pa.timestamp("us", tz=zone.key))
+                days = pc.strftime(local, format="%Y-%m-%d")
+            else:
+                days = values.cast(pa.date32()).cast(pa.string())
+            if since is not None:
+                cut = pa.scalar(since.astimezone(zone).strftime("%Y-%m-%d"))
+                days = days.filter(pc.fill_null(pc.greater_equal(days, cut), True))
+            for day, n in zip(*_value_counts(days), strict=True):
+                tally[date.fromisoformat(day) if day is not None else None] += n
+        return tally
+
+    tally = count(passed, None)
+    rows = count(quarantined, f"_dq_gate = {sql_literal(gate)}") if quarantined is not None else Counter()
+    days = sorted(set(tally) | set(rows), key=lambda d: (d is None, d or date.min))
+    return [DayRows(d, tally[d], rows[d]) for d in days]
+
+
+def _value_counts(values: pa.Array) -> tuple[list[str | None], list[int]]:
+    counted = pc.value_counts(values)
+    return counted.field("values").to_pylist(), counted.field("counts").to_pylist()
 
 
 def _results_rows(target: DeltaTarget, gate: str, since: datetime | None) -> list[dict[str, Any]]:

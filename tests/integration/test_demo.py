@@ -118,14 +118,24 @@ def test_demo_shows_daily_windows_judged_under_the_christmas_profile(
 
 
 def _expected_marks(workdir: Path) -> dict[str, int]:
-    """The marks the report's charts must have, counted from the results table read back here: a day per
-    local day of the batches' latest event time, a window per judged window, per check a day per day it was
-    judged and a cross per batch it failed, a span per run of consecutive batches a profile was active in."""
+    """The marks the report's charts must have, counted from the tables read back here: a day per local day
+    of event time among the pass and quarantine tables' rows, a window per judged window, per check a day per
+    day of the batches' latest event time it was judged on and a cross per batch it failed, a span per run of
+    consecutive batches a profile was active in."""
     from zoneinfo import ZoneInfo
 
     from streaming_dq.config.loader import load_gate_config
 
-    zone = ZoneInfo(load_gate_config(workdir / "demo.yaml").gate.timezone)
+    config = load_gate_config(workdir / "demo.yaml")
+    zone = ZoneInfo(config.gate.timezone)
+    event_days = {
+        t.astimezone(zone).date()
+        for role in ("pass", "quarantine")
+        for t in read_table(config.table(role).uri, columns=[config.gate.event_time or ""])
+        .column(0)
+        .to_pylist()
+        if t is not None
+    }
     rows = read_table(str(workdir / "tables" / "orders_results")).to_pylist()
     day_of = {
         r["batch_id"]: r["event_time_max"].astimezone(zone).date() for r in rows if r["kind"] == "batch"
@@ -140,7 +150,7 @@ def _expected_marks(workdir: Path) -> dict[str, int]:
         ]
         spans += 1 + sum(1 for a, b in itertools.pairwise(active) if b != a + 1)
     return {
-        "day": len(set(day_of.values())),
+        "day": len(event_days),
         "window": len(
             {(r["check_id"], r["window"], r["window_start"]) for r in rows if r["kind"] == "window"}
         ),

@@ -132,3 +132,37 @@ def test_report_refuses_a_wrong_option_naming_it(written: Path, args: list[str],
     done = report(str(written), "-q", *args)
     assert done.exit_code == 2
     assert field in done.output
+
+
+def test_rows_per_day_are_counted_by_the_rows_own_event_time_not_by_batch(spark, tmp_path: Path) -> None:
+    # batches that span days, and a day split across two batches: each row counts on its own event day
+    gate = gate_at(tmp_path, checks=CHECKS)
+    day = lambda d, h=0: DAY0 + timedelta(days=d, hours=h)  # noqa: E731
+    gate(frame(spark, [(1, day(0), 1), (2, day(0, 5), -2), (3, day(1), 3)]), 0)
+    gate(frame(spark, [(4, day(1, 2), 4), (5, day(1, 3), -5), (6, day(2), 6), (7, day(3), 7)]), 1)
+    config = config_for(tmp_path)
+    done = report(str(config), "--json", "-q")
+    assert done.exit_code == 0, done.output
+    (got,) = json.loads(done.stdout)["gates"]
+
+    def by_day(table: str) -> dict[str, int]:
+        stamps = read_table(str(tmp_path / table)).column("ts").to_pylist()
+        return {d: sum(1 for t in stamps if f"{t:%Y-%m-%d}" == d) for d in {f"{t:%Y-%m-%d}" for t in stamps}}
+
+    passed, quarantined = by_day("pass"), by_day("quarantine")
+    expected = [
+        {"day": d, "passed": passed.get(d, 0), "quarantined": quarantined.get(d, 0)}
+        for d in sorted(set(passed) | set(quarantined))
+    ]
+    assert got["rows_by_day"] == expected
+    assert [d["day"] for d in expected] == ["2026-03-01", "2026-03-02", "2026-03-03", "2026-03-04"]
+    assert sum(d["quarantined"] for d in expected) == 2  # offsets -2 and -5 fail offset-ok
+    # the batches themselves still sit on the day of their latest event time, which the check charts say
+    assert [b["day"] for b in got["batches"]] == ["2026-03-02", "2026-03-04"]
+
+    html = tmp_path / "report.html"
+    done = report(str(config), "--output", str(html), "-q")
+    assert done.exit_code == 0, done.output
+    text = html.read_text(encoding="utf-8")
+    assert "4 days of the rows&#x27; own event time" in text or "4 days of the rows' own event time" in text
+    assert "per batch day" in text

@@ -11,7 +11,7 @@ import yaml
 
 from streaming_dq.core.outcome import BatchOutcome, CheckOutcome, WindowOutcome
 from streaming_dq.report import render
-from streaming_dq.report.data import GateReport
+from streaming_dq.report.data import DayRows, GateReport
 from streaming_dq.report.reading import (
     _batch_point,
     check_series,
@@ -87,7 +87,9 @@ def report() -> GateReport:
     return GateReport(gate="orders", timezone="UTC", generated_at=T0, since=None, tables={"results": "/t/r"},
                       batches=points, checks=check_series(OUTCOMES, points), windows=window_series(OUTCOMES),
                       profiles=profile_spans(OUTCOMES), quarantine=None, releases=[], maintenance=[],
-                      config_text="gate: {name: orders}\n")  # fmt: skip
+                      config_text="gate: {name: orders}\n",
+                      rows_by_day=[DayRows(T0.date(), 3, 1), DayRows(T0.date() + timedelta(days=1), 2, 0),
+                                   DayRows(None, 1, 0)])  # fmt: skip
 
 
 def test_the_html_has_a_mark_per_datum_no_script_and_nothing_to_fetch() -> None:
@@ -99,6 +101,7 @@ def test_the_html_has_a_mark_per_datum_no_script_and_nothing_to_fetch() -> None:
     assert "<script" not in html and not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", html)
     assert html.count('role="img"') == html.count("<title id=") == html.count("<desc id=")
     assert "\u2717 failed" in html and "\u2713 passed" in html  # a word and a glyph, not colour alone
+    assert "2 days of the rows&#x27; own event time" in html and "1 rows without an event time" in html
 
 
 def test_secrets_in_the_configuration_are_masked_and_references_kept() -> None:
