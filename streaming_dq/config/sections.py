@@ -27,6 +27,7 @@ from streaming_dq.config.fields import (
     named_table,
     size_bytes,
 )
+from streaming_dq.core.alerting import AlertThreshold
 from streaming_dq.core.modes import (
     CloseWindows,
     FileFormat,
@@ -74,6 +75,12 @@ class GateSection(Section):
         default="never",
         description="'at-end': when an available-now run has drained its input, judge the event-time windows "
         "still open (a finite input's last window otherwise stays provisional); 'never' waits for later data.",
+    )
+
+    alert: AlertThreshold | None = Field(
+        default=None,
+        description="The alerting threshold of every row check without its own alert, e.g. {max-share: 1%}: "
+        "exported as streaming_dq_check_alert_max_share for the shipped rule StreamingDQCheckViolationShareHigh.",
     )
 
     @field_validator("timezone")

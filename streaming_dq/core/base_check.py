@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from streaming_dq.compat.versions import missing
+from streaming_dq.core.alerting import AlertThreshold
 from streaming_dq.core.references import reference_dataset
 from streaming_dq.core.results import AggregateCheckResult, AggregateEvaluationResult
 from streaming_dq.core.severity import Severity, normalize_severity
@@ -51,6 +52,7 @@ class BaseCheck(ABC):
         scope: WindowScope | None = None,
         filter: str | None = None,
         tolerance: Tolerance | Mapping[str, Any] | None = None,
+        alert: AlertThreshold | Mapping[str, Any] | None = None,
     ) -> None:
         if not check_id or not isinstance(check_id, str):
             raise ConfigError("check_id must be a non-empty string", field_path="check-id")
@@ -62,6 +64,12 @@ class BaseCheck(ABC):
                 raise ConfigError(refused, field_path="check")
         self.check_id = check_id
         self.severity = normalize_severity(severity)
+        #: The share of rows the check may flag before the shipped alert rule pages (None: no such alert).
+        self.alert = (
+            alert
+            if alert is None or isinstance(alert, AlertThreshold)
+            else AlertThreshold.model_validate(alert)
+        )
         self.tags: frozenset[str] = frozenset(tags)
         self.group = group
         if scope is not None and not isinstance(self, ObservableAggregateCheck):

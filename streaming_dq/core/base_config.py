@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from streaming_dq.core.alerting import AlertThreshold
 from streaming_dq.core.base_check import BaseAggregateCheck, BaseCheck, BaseRowCheck, ObservableAggregateCheck
 from streaming_dq.core.scope import WindowScope
 from streaming_dq.core.severity import Severity, normalize_severity
@@ -48,6 +49,8 @@ class BaseCheckConfig(BaseModel):
     filter: str | None = None
     #: Row checks only: failing rows the batch tolerates before the check fails the batch.
     tolerance: Tolerance | None = None
+    #: Row checks only: the share of rows it may flag before the shipped alert rule pages (``{max-share: 1%}``).
+    alert: AlertThreshold | None = None
 
     @field_validator("severity", mode="before")
     @classmethod
@@ -62,7 +65,7 @@ class BaseCheckConfig(BaseModel):
         ):
             raise ConfigError("only observable aggregate checks can be window-scoped", field_path="scope")
         is_row = isinstance(check_class, type) and issubclass(check_class, BaseRowCheck)
-        for name in ("filter", "tolerance"):
+        for name in ("filter", "tolerance", "alert"):
             if getattr(self, name) is not None and not is_row:
                 raise ConfigError(
                     f"only row checks take a {name} (an aggregate check judges the whole batch)",

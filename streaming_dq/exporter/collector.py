@@ -40,6 +40,7 @@ class GateInstruments:
     late_rows: Counter
     null_event_time_rows: Counter
     check_info: Gauge
+    check_alert_max_share: Gauge
     check_violations: Counter
     check_failed: Gauge
     checks_skipped: Counter
@@ -100,6 +101,11 @@ def build_instruments() -> GateInstruments:
         null_event_time_rows=_counter("streaming_dq_null_event_time_rows_total", "Rows without event time."),
         check_info=_gauge(
             "streaming_dq_check_info", "Configured checks (always 1).", "check", "check_type", "severity"
+        ),
+        check_alert_max_share=_gauge(
+            "streaming_dq_check_alert_max_share",
+            "The share of rows a row check may flag before the shipped alert rule pages (its alert.max-share).",
+            "check",
         ),
         check_violations=_counter(
             "streaming_dq_check_violations_total", "Rows that violated a row check.", "check", "severity"

@@ -47,6 +47,8 @@ class CheckLabels(NamedTuple):
     check_type: str
     severity: str
     kind: CheckKind | None = None
+    #: The check's alerting threshold (``alert.max-share``, or the gate's), exported for the shipped rule.
+    alert_max_share: float | None = None
 
 
 def _epoch_seconds(moment: datetime) -> float:
@@ -259,6 +261,8 @@ class GateMetrics(OutcomeListener):
     def _create_check_series(self, check: CheckLabels) -> None:
         i, gate, cid, kind = self._i, self.gate, check.check_id, check.kind
         i.check_info.labels(gate, cid, check.check_type, check.severity).set(1)
+        if check.alert_max_share is not None:
+            i.check_alert_max_share.labels(gate, cid).set(check.alert_max_share)
         i.checks_skipped.labels(gate, cid)
         if kind is not None:
             i.check_failed.labels(gate, cid, kind).set(0)

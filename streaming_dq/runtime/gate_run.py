@@ -106,7 +106,16 @@ class GateRun:
         """This gate's series on ``registry`` (beside another gate's, when given)."""
         from streaming_dq.exporter import CheckLabels, GateMetrics
 
-        checks = [CheckLabels(c.check_id, c.check_type, c.severity.value, _kind(c)) for c in self.check_set]
+        default = self.config.gate.alert
+
+        def threshold(c: BaseCheck) -> float | None:
+            alert = c.alert or (default if isinstance(c, BaseRowCheck) else None)
+            return alert.max_share if alert is not None else None
+
+        checks = [
+            CheckLabels(c.check_id, c.check_type, c.severity.value, _kind(c), threshold(c))
+            for c in self.check_set
+        ]
         self.metrics = GateMetrics(
             self.name,
             registry=registry,

@@ -46,6 +46,7 @@ EXPECTED_FIRING = {
     "StreamingDQEventTimeLagHigh",
     "StreamingDQBatchesFailing",
     "StreamingDQUnknownSchemaId",
+    "StreamingDQCheckViolationShareHigh",
 }
 EXPECTED_SILENT = {"StreamingDQStreamStalled", "StreamingDQExporterDown"}
 DASHBOARD_VARIABLES = {"gate": GATE, "__rate_interval": "1m", "__interval": "15s", "__range": "5m"}
@@ -162,7 +163,7 @@ def write_config(directory: Path, metrics_port: int) -> Path:
 def gate_metrics() -> Iterator[tuple[GateMetrics, MetricsServer]]:
     registry = CollectorRegistry()
     checks = [
-        CheckLabels("id_not_null", "null-check", "critical", "row"),
+        CheckLabels("id_not_null", "null-check", "critical", "row", 0.01),  # alert: {max-share: 1%}
         CheckLabels("order_total", "sum-between-check", "critical", "aggregate"),
         CheckLabels("daily_orders", "count-min-check", "critical", "window"),
     ]
