@@ -87,13 +87,15 @@ TOMBSTONE = "no value (a tombstone)"
 KAFKA_READER_SCHEMA = "key BINARY, value BINARY, topic STRING, partition INT, offset BIGINT, timestamp TIMESTAMP, timestampType INT"
 
 
-def _frame(value: Column) -> tuple[Column, Column, Column]:
-    """(framed, schema id, payload) of a message's bytes: framed when it is at least 5 bytes and starts
-    with the magic byte 0."""
-    framed = value.isNotNull() & (F.length(value) >= 5) & (F.substring(value, 1, 1) == F.unhex(F.lit("00")))
+def _frame(value: Column) -> tuple[Column, Column, Column, Column]:
+    """(tombstone, framed, schema id, payload) of a message's bytes: the one rule a message's reason and its
+    count are both read from. A tombstone is a NULL value (zero bytes are a value: under 5 bytes, unframed);
+    a message is framed when it is at least 5 bytes and starts with the magic byte 0."""
+    tombstone = value.isNull()
+    framed = ~tombstone & (F.length(value) >= 5) & (F.substring(value, 1, 1) == F.unhex(F.lit("00")))
     schema_id = F.when(framed, F.conv(F.hex(F.substring(value, 2, 4)), 16, 10).cast("int"))
     payload = F.expr("substring(value, 6)")
-    return framed, schema_id, payload
+    return tombstone, framed, schema_id, payload
 
 
 def _verdict_word(schema_id: int | None, tombstone: bool, verdicts: dict[int, str | None]) -> SchemaVerdict:
@@ -191,7 +193,7 @@ class RegistryDecoder:
         from streaming_dq.sources.kafka import BASE64_PREFIX, coordinates, raw_text, unchunked_base64
 
         value = F.col("value")
-        framed, schema_id, payload = _frame(value)
+        tombstone, framed, schema_id, payload = _frame(value)
         # a framed message is binary: its raw value is base64 even when its bytes happen to be valid UTF-8
         raw = F.when(framed, F.concat(F.lit(BASE64_PREFIX), unchunked_base64(value))).otherwise(
             raw_text(value)
@@ -203,7 +205,7 @@ class RegistryDecoder:
             schema_id.alias(SCHEMA_ID_COLUMN),
             payload.alias("_dq_payload"),
             F.col("topic").alias("_dq_topic"),
-            value.isNull().alias("_dq_tombstone"),
+            tombstone.alias("_dq_tombstone"),
         )
         groups = split.groupBy("_dq_topic", SCHEMA_ID_COLUMN, "_dq_tombstone").count().collect()
         ids = sorted({g[SCHEMA_ID_COLUMN] for g in groups if g[SCHEMA_ID_COLUMN] is not None})
@@ -215,7 +217,8 @@ class RegistryDecoder:
         self._counted = tuple(sorted(counted, key=lambda c: (c.topic, c.schema_id is None, c.schema_id or 0)))
         rows, fields, extra, corrupt = self._decode(split, [i for i in ids if verdicts[i] is None])
         sid = F.col(SCHEMA_ID_COLUMN)
-        reason = F.when(F.col("_dq_raw_value") == F.lit(""), F.lit(TOMBSTONE)).when(
+        # the same two columns the counts above are grouped by (a tombstone, else no frame): one verdict
+        reason = F.when(F.col("_dq_tombstone"), F.lit(TOMBSTONE)).when(
             ~F.col("_dq_framed"), F.lit(NO_MAGIC_BYTE)
         )
         for i in ids:

@@ -131,6 +131,26 @@ def test_two_writer_schemas_land_in_the_reader_columns_and_every_bad_message_say
     assert decoder.client.requests == asked
 
 
+def test_an_empty_value_is_unframed_and_a_null_one_a_tombstone_in_its_reason_and_in_its_count(
+    spark: Any, tmp_path: Any
+) -> None:
+    # no framed message: nothing is asked of a registry (none runs at this address)
+    reader = tmp_path / "flight.avsc"
+    reader.write_text(json.dumps(V2), encoding="utf-8")
+    values = [None, b"", b"\x00\x01", b"abc", b'{"flight": "BA1"}', None, b""]
+    decoder = RegistryAvroDecoder(source("http://127.0.0.1:1", reader_file=reader))
+    rows = decoder(raw(spark, values)).orderBy("kafka_offset").collect()
+    reasons = [r["kafka_decode_error"] for r in rows]
+    # zero bytes are not NULL: under 5 bytes, so no magic byte; only a NULL value is a tombstone
+    assert reasons == [TOMBSTONE, NO_MAGIC_BYTE, NO_MAGIC_BYTE, NO_MAGIC_BYTE, NO_MAGIC_BYTE, TOMBSTONE,
+                       NO_MAGIC_BYTE]  # fmt: skip
+    counted = {c.verdict: c.messages for c in decoder.counted()}
+    assert counted == {"tombstone": reasons.count(TOMBSTONE), "unframed": reasons.count(NO_MAGIC_BYTE)}
+    # nothing lost: an unframed value's text as it is (NULL and empty both show an empty raw value: the offset
+    # and the reason tell them apart)
+    assert [r["_corrupt_record"] for r in rows] == ["", "", "\x00\x01", "abc", '{"flight": "BA1"}', "", ""]
+
+
 def test_json_framed_by_the_registry_reads_as_plain_json_and_every_bad_message_says_why(
     spark: Any, schema_registry: str
 ) -> None:
