@@ -66,6 +66,9 @@ appender.stderr.name = stderr
 appender.stderr.target = SYSTEM_ERR
 appender.stderr.layout.type = PatternLayout
 appender.stderr.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex
+# pyspark's gateway logger (the "shell" Spark takes its level from) at the root's: no "Setting default log level" lines
+logger.repl.name = org.apache.spark.api.python.PythonGatewayServer
+logger.repl.level = error
 """
 
 

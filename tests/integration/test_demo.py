@@ -69,6 +69,9 @@ def test_demo_exits_0_and_its_totals_are_the_generated_lines(
 ) -> None:
     done, workdir, _ = demo_run
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    # Spark's own start-up lines stay out of the demo's output (its log4j file sets the shell's level too)
+    for noise in ("Setting default log level", "sc.setLogLevel", "Using Spark's default log4j profile"):
+        assert noise not in done.stdout + done.stderr
     generated = _generated_lines(workdir)
     match = TOTALS.search(done.stdout)
     assert match is not None, done.stdout
