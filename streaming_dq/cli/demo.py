@@ -361,6 +361,10 @@ def run_demo(options: DemoOptions, console: Console) -> int:
     console.print(
         f"Report: [bold]{escape(str(report))}[/] (one HTML file: open it in a browser, offline too)"
     )
+    console.print(
+        f'  its section "Duplicates across batches" ({escape(report.name)}#{escape(config.gate.name)}-repeats) '
+        "lists the retries caught in a later micro-batch, each with its first occurrence"
+    )
     return 0 if accounted else 1
 
 

@@ -5,7 +5,8 @@ Orders land as JSON-lines files, ``batches_per_day`` files per day from Thu 18 t
 
 * single faults on about 10% of the orders: a missing order id, timestamp or customer, a negative or a huge
   amount, an unknown currency or status, a customer id that is not in the reference, and producer retries
-  that send an order twice (a duplicate key);
+  that send an order twice (a duplicate key): the first retry of each file after a day's first is an order of
+  the day's previous file, so it arrives in a later micro-batch than its original;
 * one malformed line per file (a record cut off mid-way, or an amount written as text);
 * the Christmas break: from Sat 20 December the shop gets far fewer orders (the volume drop the Christmas
   profile allows for), and Sun 21 is quieter than even the profile allows;
@@ -193,12 +194,15 @@ def _times(rng: random.Random, day: date, slot: int, slots: int, count: int) -> 
 
 
 def _file_lines(
-    rng: random.Random, plan: DemoPlan, day: DemoDay, slot: int, count: int
-) -> tuple[list[str], Counter[str]]:
+    rng: random.Random, plan: DemoPlan, day: DemoDay, slot: int, count: int, earlier: Sequence[str] = ()
+) -> tuple[list[str], Counter[str], list[str]]:
+    """A file's lines, its faults, and the orders it sent intact (``earlier``: those of the day's previous file,
+    which its first retry repeats)."""
     faults: Counter[str] = Counter()
     lines: list[str] = []
     malformed_at = rng.randrange(count)
     sent: list[str] = []
+    retried_earlier = not earlier
     for i, ts in enumerate(_times(rng, day.day, slot, plan.batches_per_day, count)):
         order_id = f"ORD-{day.day:%m%d}-{slot}-{i:05d}"
         order = _order(rng, order_id, ts, plan, day.producer_v2)
@@ -206,7 +210,12 @@ def _file_lines(
             lines.append(_malformed(rng, order))
             continue
         fault = _damage(rng, order)
-        if fault == "duplicate order id" and sent:
+        if fault == "duplicate order id" and not retried_earlier:
+            lines.append(
+                rng.choice(list(earlier))
+            )  # a retry of the previous file's order: a later micro-batch
+            retried_earlier = True
+        elif fault == "duplicate order id" and sent:
             lines.append(rng.choice(sent))  # a producer retry: the same record sent twice
         else:
             lines.append(json.dumps(order, ensure_ascii=False))
@@ -215,7 +224,7 @@ def _file_lines(
             sent.append(lines[-1])
         else:
             faults[fault] += 1
-    return lines, faults
+    return lines, faults, sent
 
 
 def write_landing(folder: Path, plan: DemoPlan, days: Sequence[DemoDay]) -> list[LandingFile]:
@@ -233,9 +242,10 @@ def write_landing(folder: Path, plan: DemoPlan, days: Sequence[DemoDay]) -> list
     for day in days:
         rng = random.Random(plan.seed * 100_000 + day.day.toordinal())
         base, extra = divmod(day.orders, plan.batches_per_day)
+        earlier: list[str] = []
         for slot in range(plan.batches_per_day):
             count = base + (1 if slot < extra else 0)
-            lines, faults = _file_lines(rng, plan, day, slot, count)
+            lines, faults, earlier = _file_lines(rng, plan, day, slot, count, earlier)
             path = folder / f"orders-{day.day:%Y%m%d}-{slot:02d}.json"
             write_landing_file(path, lines)
             written.append(LandingFile(path, day.day, len(lines), 1, faults))

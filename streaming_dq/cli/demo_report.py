@@ -8,6 +8,7 @@ passed rows carried a warning (the pass table keeps the input columns only).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -28,7 +29,7 @@ from streaming_dq.core.outcome import BatchOutcome
 from streaming_dq.engine.plan import MALFORMED_CHECK_ID
 from streaming_dq.engine.result import ERRORS_COLUMN
 from streaming_dq.profiles.event_time import time_zone
-from streaming_dq.sink.schemas import RAW_COLUMN
+from streaming_dq.sink.schemas import BATCH_ID_COLUMN, FIRST_SEEN_COLUMN, RAW_COLUMN
 
 __all__ = ["CheckFailures", "DemoRun", "failing_checks", "print_summary", "read_rows"]
 
@@ -165,6 +166,32 @@ def _example(row: dict[str, Any], tz: tzinfo) -> str:
         return f"{RAW}: {escape(text)}  [dim]{ERRORS}: {escape(errors)}[/]"
     values = "  ".join(f"{c}={_value(row.get(c), tz)}" for c in SHOWN_COLUMNS if c in row)
     return f"{escape(values)}  [dim]{ERRORS}: {escape(errors)}[/]"
+
+
+def later_retries(quarantine: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The quarantined rows whose key was first seen in an earlier micro-batch, with that pointer, by batch."""
+    found = [
+        (row, p)
+        for row in quarantine
+        for p in row.get(FIRST_SEEN_COLUMN) or ()
+        if not p["late"] and p["batch_id"] is not None and p["batch_id"] < row[BATCH_ID_COLUMN]
+    ]
+    return sorted(found, key=lambda f: (f[0][BATCH_ID_COLUMN], f[1]["key"]))
+
+
+def _retries(quarantine: list[dict[str, Any]], tz: tzinfo, console: Console) -> None:
+    found = later_retries(quarantine)
+    if not found:
+        return
+    row, p = found[0]
+    first = p["event_time"].astimezone(tz)
+    order = ", ".join(str(v) for v in json.loads(p["key"]))  # the key's JSON: here the one order id
+    console.print(
+        f"[bold]Duplicates across micro-batches[/]: {len(found):,} producer retries arrived in a later batch than "
+        f"their original and were quarantined with a pointer to it, e.g. order {escape(order)} in batch "
+        f"{row[BATCH_ID_COLUMN]}: first seen in batch {p['batch_id']} at {first:%a %d %b %H:%M} "
+        f"({FIRST_SEEN_COLUMN})"
+    )
 
 
 def _failures(
@@ -331,6 +358,7 @@ def print_summary(run: DemoRun, console: Console) -> bool:
     balanced = _totals(run, len(passed), len(quarantine), console)
     _failures(failing_checks(results), quarantine, time_zone(run.config.gate.timezone), console)
     _windows(run, console)
+    _retries(quarantine, time_zone(run.config.gate.timezone), console)
     _tables(run, console)
     _metrics(run, console)
     console.print(f"[bold]Done[/] in {run.seconds:.0f} s.")

@@ -16,7 +16,7 @@ from streaming_dq.release.browse import MASK
 
 __all__ = [
     "BatchPoint", "CheckDay", "CheckSeries", "DayRows", "GateReport", "MaintenanceEntry", "ProfileSpan", "QuarantineReason",
-    "QuarantineSummary", "ReleaseEntry", "ReportOptions", "WindowSeries", "WindowVerdict", "report_json",
+    "QuarantineSummary", "ReleaseEntry", "Repeat", "ReportOptions", "WindowSeries", "WindowVerdict", "report_json",
 ]  # fmt: skip
 
 
@@ -161,6 +161,19 @@ class QuarantineReason:
 
 
 @dataclass(frozen=True)
+class Repeat:
+    """A row quarantined as a key seen in an earlier micro-batch, with the pointer to the key's first
+    occurrence (``_dq_first_seen``)."""
+
+    check_id: str
+    key: str
+    batch_id: int
+    first_batch_id: int | None
+    first_event_time: datetime | None
+    origin: str | None
+
+
+@dataclass(frozen=True)
 class QuarantineSummary:
     """The quarantine table's rows in the report's time span, by state and by reason."""
 
@@ -170,6 +183,11 @@ class QuarantineSummary:
     other_reasons: int
     columns: list[str]
     masked: list[str]
+    #: Rows quarantined as keys seen in an earlier micro-batch (the latest, at most ``top``), and how many in all.
+    repeats: list[Repeat] = field(default_factory=list)
+    repeats_total: int = 0
+    #: Rows quarantined as keys seen earlier in their own micro-batch.
+    repeats_in_batch: int = 0
 
 
 @dataclass(frozen=True)

@@ -118,6 +118,7 @@ def _gate(r: GateReport, *, many: bool) -> str:
         ("profiles", "Active profiles", _profiles(r)),
         ("lifetime", "Metrics over the stream's life", _lifetime(r)),
         ("quarantine", "Quarantine", _quarantine(r)),
+        ("repeats", "Duplicates across batches", _repeats(r)),
         ("releases", "Releases and discards", _releases(r)),
         ("maintenance", "Maintenance", _maintenance(r)),
         ("config", "Configuration", _config(r)),
@@ -338,6 +339,45 @@ def _profiles(r: GateReport) -> str:
                    [[escape(s.profile), _t(s.start, r.timezone), _t(s.end, r.timezone), _n(s.batches)] for s in r.profiles],
                    numeric=(3,))  # fmt: skip
     return chart + _data("The spans", table)
+
+
+def _repeats(r: GateReport) -> str:
+    q = r.quarantine
+    if q is None or not (q.repeats_total or q.repeats_in_batch):
+        return (
+            "<p>No row in the quarantine table was seen before (a unique-key-check with a horizon judges keys "
+            "across micro-batches).</p>"
+        )
+    out = [
+        f"<p>{_n(q.repeats_total)} rows quarantined as a key first seen in an earlier micro-batch (a producer's "
+        f"retry, a replayed file), each with a pointer to its first occurrence (<code>_dq_first_seen</code>); "
+        f"{_n(q.repeats_in_batch)} more repeated a key earlier in their own micro-batch.</p>"
+    ]
+    if q.repeats:
+        rows = [
+            [escape(x.check_id), escape(x.key), _n(x.batch_id), _n(x.first_batch_id) if x.first_batch_id is not None
+             else "", _t(x.first_event_time, r.timezone) if x.first_event_time else "", escape(x.origin or "")]
+            for x in q.repeats
+        ]  # fmt: skip
+        title = f"The latest {len(q.repeats)} of them" if len(q.repeats) < q.repeats_total else "All of them"
+        out.append(
+            _data(
+                title,
+                _table(
+                    [
+                        "check",
+                        "key",
+                        "quarantined in batch",
+                        "first seen in batch",
+                        "first seen at",
+                        "origin",
+                    ],
+                    rows,
+                    numeric=(2, 3),
+                ),
+            )
+        )
+    return "".join(out)
 
 
 def _quarantine(r: GateReport) -> str:

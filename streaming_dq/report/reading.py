@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from streaming_dq.checks.stream_keys import FIRST_SEEN_COLUMN
 from streaming_dq.core.outcome import BatchOutcome
 from streaming_dq.core.outcome_rows import ResultsLog
 from streaming_dq.exceptions import ConfigError
@@ -36,6 +37,7 @@ from streaming_dq.report.data import (
     QuarantineReason,
     QuarantineSummary,
     ReleaseEntry,
+    Repeat,
     ReportOptions,
     WindowSeries,
     WindowVerdict,
@@ -400,6 +402,8 @@ def quarantine_summary(target: DeltaTarget, gate: str, options: ReportOptions) -
     samples: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     hide = (*options.mask, RAW_COLUMN) if options.mask else ()
     total = 0
+    repeats: list[Repeat] = []
+    in_batch = 0
     for record_batch in pa.RecordBatchReader.from_stream(table.scan(predicate=predicate)):
         if not record_batch.num_rows:
             continue
@@ -408,6 +412,10 @@ def quarantine_summary(target: DeltaTarget, gate: str, options: ReportOptions) -
         )  # scans yield view types
         total += part.num_rows
         states.update(row_states(part))
+        if FIRST_SEEN_COLUMN in schema.names:
+            found, here = _repeats(part, hide)
+            repeats.extend(found)
+            in_batch += here
         errors = part.column(ERRORS_COLUMN).combine_chunks()
         flat = pc.list_flatten(errors)
         parents = pc.list_parent_indices(errors).to_pylist()
@@ -434,4 +442,30 @@ def quarantine_summary(target: DeltaTarget, gate: str, options: ReportOptions) -
         other_reasons=len(ranked) - len(reasons),
         columns=schema.names,
         masked=list(options.mask),
+        repeats=sorted(repeats, key=lambda r: (r.batch_id, r.key), reverse=True)[: options.top],
+        repeats_total=len(repeats),
+        repeats_in_batch=in_batch,
     )
+
+
+def _repeats(part: pa.Table, hide: Sequence[str]) -> tuple[list[Repeat], int]:
+    """The rows of ``part`` whose first-seen pointer names an earlier batch, and how many name their own."""
+    from streaming_dq.sink.schemas import BATCH_ID_COLUMN
+
+    found: list[Repeat] = []
+    here = 0
+    masked_keys = bool(hide)  # a key holds column values: a report that masks columns shows no key
+    for batch_id, pointers in zip(
+        part.column(BATCH_ID_COLUMN).to_pylist(), part.column(FIRST_SEEN_COLUMN).to_pylist(), strict=True
+    ):
+        for p in pointers or ():
+            if p["late"]:
+                continue
+            if p["batch_id"] == batch_id:  # seen earlier in its own micro-batch
+                here += 1
+                continue
+            found.append(
+                Repeat(p["check_id"], "***" if masked_keys else p["key"], batch_id, p["batch_id"],
+                       p["event_time"], p["origin"])
+            )  # fmt: skip
+    return found, here

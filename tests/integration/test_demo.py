@@ -51,7 +51,8 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Compl
         taken.listen()
         port = taken.getsockname()[1]
         command = [sys.executable, "-m", "streaming_dq.cli.main", "demo", "--workdir", str(workdir)]
-        command += ["--port", str(port), "--rows", "120", "--batches-per-day", "1"]
+        # two files a day: a day's second file retries an order of its first (a later micro-batch)
+        command += ["--port", str(port), "--rows", "120", "--batches-per-day", "2"]
         done = subprocess.run(
             command,
             capture_output=True,
@@ -96,7 +97,7 @@ def test_demo_tables_are_on_disk_and_hold_every_row(
     assert passed.num_rows + quarantined.num_rows == generated
     assert "coupon_code" in passed.column_names  # producer v2's column, merged by the schema-drift policy
     raw = [r for r in quarantined.column("_dq_raw").to_pylist() if r is not None]
-    assert len(raw) == 5  # one malformed line per landing file, kept verbatim
+    assert len(raw) == 10  # one malformed line per landing file (5 days, 2 files a day), kept verbatim
 
 
 def test_demo_falls_back_from_a_taken_port_and_shows_real_series(
@@ -108,6 +109,38 @@ def test_demo_falls_back_from_a_taken_port_and_shows_real_series(
     assert url is not None and int(url.group(2)) != port
     assert re.search(r'^\s+streaming_dq_rows_total\{.*outcome="passed".*\} [1-9]', done.stdout, re.M)
     assert "Failing checks" in done.stdout and "malformed-record" in done.stdout
+
+
+def test_demo_shows_a_retry_caught_in_a_later_batch_with_its_pointer_and_the_reports_section(
+    demo_run: tuple[subprocess.CompletedProcess[str], Path, int],
+) -> None:
+    done, workdir, _ = demo_run
+    quarantine = read_table(str(workdir / "tables" / "orders_quarantine")).to_pylist()
+    later = [
+        (row, p)
+        for row in quarantine
+        for p in row["_dq_first_seen"] or ()
+        if not p["late"] and p["batch_id"] is not None and p["batch_id"] < row["_dq_batch_id"]
+    ]
+    assert later, "no retry arrived in a later micro-batch"
+    for row, p in later:  # the pointer names the original: its batch wrote the same order to the pass table
+        assert p["check_id"] == "order-id-unique" and [e["check-id"] for e in row["_dq_errors"]] == [
+            "order-id-unique"
+        ]
+    passed = read_table(str(workdir / "tables" / "orders_pass")).to_pylist()
+    ids = {r["order_id"] for r in passed}
+    assert all(row["order_id"] in ids for row, _ in later)
+    text = " ".join(done.stdout.split())
+    assert f"Duplicates across micro-batches: {len(later)} producer retries arrived in a later batch" in text
+    row, p = min(later, key=lambda f: (f[0]["_dq_batch_id"], f[1]["key"]))
+    assert (
+        f"order {row['order_id']} in batch {row['_dq_batch_id']}: first seen in batch {p['batch_id']}" in text
+    )
+    assert 'its section "Duplicates across batches" (report.html#demo-orders-repeats)' in text
+    html = (workdir / "report.html").read_text(encoding="utf-8")
+    section = html[html.index('id="demo-orders-repeats"') :]
+    assert f"{len(later)} rows quarantined as a key first seen in an earlier micro-batch" in section
+    assert row["order_id"] in section
 
 
 def test_demo_shows_daily_windows_judged_under_the_christmas_profile(
