@@ -58,9 +58,15 @@ fi
 echo "== spark-$minor: pyspark $got, $(java -version 2>&1 | head -n 1), JARs in $STREAMING_DQ_JARS"
 "$venv/bin/python" -m streaming_dq.runtime.jvm fetch delta kafka avro kafka-broker s3 connect
 
+# The middle lines (4.0, 4.1) skip the end-to-end runs marked `edges` (the demo, the SIGKILL test): the oldest
+# and the newest line and the main suite run them, and the time of `make test` is what CI allows (README).
+case "$minor" in
+  4.0|4.1) select="compat and not edges" ;;
+  *) select="compat" ;;
+esac
 # pytest exits 5 when it collects no test: a failure here too
 rc=0
-CI=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=15 -m compat tests || rc=$?
+CI=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=15 -m "$select" tests || rc=$?
 if [ "$rc" -eq 5 ]; then
   echo "spark-$minor: pytest collected no compat tests" >&2
   exit 1

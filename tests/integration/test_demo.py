@@ -65,6 +65,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Compl
 
 
 @pytest.mark.compat
+@pytest.mark.edges
 def test_demo_exits_0_and_its_totals_are_the_generated_lines(
     demo_run: tuple[subprocess.CompletedProcess[str], Path, int],
 ) -> None:
@@ -83,6 +84,7 @@ def test_demo_exits_0_and_its_totals_are_the_generated_lines(
 
 
 @pytest.mark.compat
+@pytest.mark.edges
 def test_demo_tables_are_on_disk_and_hold_every_row(
     demo_run: tuple[subprocess.CompletedProcess[str], Path, int],
 ) -> None:

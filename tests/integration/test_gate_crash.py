@@ -144,7 +144,7 @@ def read_ids(path: Path) -> Counter[int]:
 @pytest.mark.parametrize(
     ("where", "files", "kills"),
     [  # the tiers kill the local delta-rs job (#56); Spark's writer with kills runs in the main suite (2 min)
-        pytest.param("local-delta-rs", FILES, KILLS, marks=pytest.mark.compat),
+        pytest.param("local-delta-rs", FILES, KILLS, marks=[pytest.mark.compat, pytest.mark.edges]),
         *([("cluster-spark-writer", 4, 1)] if writers("cluster-spark-writer") else []),
     ],
 )
