@@ -19,15 +19,24 @@ cutoff (:meth:`KeyIndex.prune`, the start of the oldest day a batch may need) an
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import date, datetime
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
-from streaming_dq.checks.stream_keys_arrow import hash_words, micros
+from streaming_dq.checks.stream_keys import KEYS_SCHEMA, KeyCheck
+from streaming_dq.checks.stream_keys_arrow import Earlier, hash_words, judge, micros
 from streaming_dq.exceptions import InternalError
 
-__all__ = ["ENTRY_BYTES", "INDEX_COLUMNS", "KeyIndex"]
+if TYPE_CHECKING:
+    from deltalake import DeltaTable
+
+    from streaming_dq.sink.records import BatchContext
+
+__all__ = ["ENTRY_BYTES", "INDEX_COLUMNS", "DeferredKeys", "KeyIndex", "index_of", "origins"]
 
 #: The keys table's columns the index is built from.
 INDEX_COLUMNS = ("check_id", "key_hash", "last_event_time", "event_time", "batch_id", "app_id")
@@ -211,3 +220,90 @@ class KeyIndex:
             raise InternalError(f"check {check_id!r}: a key's first occurrence is not in the index")
         apps = [self.apps[int(c)] for c in found.app[pick]]
         return found.first[pick], found.batch[pick], apps
+
+
+def index_of(
+    table: DeltaTable, gate: str, check_ids: list[str], oldest: date | None, cutoff: int | None
+) -> KeyIndex:
+    """The index of a keys table's records of ``gate``: the partitions from ``oldest`` on, read one record batch
+    at a time by delta-rs (``cutoff``: leave out the records last seen before it, in microseconds)."""
+    from streaming_dq.tables.reading import sql_literal
+
+    index = KeyIndex(check_ids)
+    if cutoff is not None:
+        index.prune(cutoff)
+    predicate = f"gate = {sql_literal(gate)}"
+    if oldest is not None:
+        predicate += f" AND event_date >= '{oldest.isoformat()}'"
+    schema = pa.schema([KEYS_SCHEMA.field(c) for c in INDEX_COLUMNS])
+    scan = table.scan(columns=list(INDEX_COLUMNS), predicate=predicate)
+    for batch in pa.RecordBatchReader.from_stream(scan):
+        index.add(pa.Table.from_batches([batch]).select(schema.names).cast(schema))
+    return index
+
+
+def origins(
+    table: DeltaTable, gate: str, check_id: str, keys: tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]
+) -> pa.Array:
+    """The origins of some records (``keys``: their hash words, batch ids and app ids), read from the keys table:
+    only the files of their batches are scanned (a batch's records are its own files, and their ``batch_id``
+    statistics prune the rest)."""
+    from streaming_dq.tables.reading import sql_literal
+
+    hi, lo, batch, apps = keys
+    batches = ", ".join(str(b) for b in sorted({int(b) for b in batch}))
+    predicate = (
+        f"gate = {sql_literal(gate)} AND check_id = {sql_literal(check_id)} AND batch_id IN ({batches})"
+    )
+    rows = pa.table(table.scan(columns=["key_hash", "batch_id", "app_id", "origin"], predicate=predicate))
+    rh, rl = hash_words(rows.column("key_hash"))
+    columns = (rows.column(c).to_pylist() for c in ("batch_id", "app_id", "origin"))
+    where = {(int(h), int(l_), b, a): o for h, l_, b, a, o in zip(rh, rl, *columns, strict=True)}
+    found = [where.get((int(h), int(l_), int(b), a)) for h, l_, b, a in zip(hi, lo, batch, apps, strict=True)]
+    return pa.array(found, pa.string())
+
+
+class DeferredKeys:
+    """The driver router's duplicates flags, decided from the collected rows against the index
+    (:class:`~streaming_dq.engine.arrow.DeferredFlags`; the judge is
+    :func:`~streaming_dq.checks.stream_keys_arrow.judge`, this its :class:`Remembered`).
+
+    Args:
+        index: The index, brought up to date for the batch.
+        checks: The checks judged across batches.
+        ctx: The batch.
+        watermarks: Per check, its latest event time before the batch.
+        gate: The gate's name (the keys table's ``gate``).
+        table: The keys table, read when a found key's origin is asked for.
+    """
+
+    def __init__(
+        self,
+        index: KeyIndex,
+        checks: Sequence[KeyCheck],
+        ctx: BatchContext,
+        watermarks: dict[str, datetime | None],
+        gate: str,
+        table: Callable[[], DeltaTable],
+    ) -> None:
+        self.index, self.checks, self.ctx, self.watermarks = index, list(checks), ctx, watermarks
+        self.gate, self._table = gate, table
+        self.check_ids: Sequence[str] = [c.check_id for c in self.checks]
+        self._by_id = {c.check_id: c for c in self.checks}
+
+    def last_seen(self, check_id: str, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+        return self.index.last_seen(check_id, hi, lo)
+
+    def first_of(self, check_id: str, hi: np.ndarray, lo: np.ndarray) -> Earlier:
+        """The first occurrence of remembered keys, its origin read from the keys table for these keys only (a
+        check without order-by has none)."""
+        event_time, batch, apps = self.index.first_occurrences(check_id, hi, lo)
+        if not self._by_id[check_id].order_by or not len(hi):
+            found = pa.nulls(len(hi), pa.string())
+        else:
+            found = origins(self._table(), self.gate, check_id, (hi, lo, batch, apps))
+        return Earlier(event_time, batch, pa.array(apps, pa.string()), found)
+
+    def finish(self, table: pa.Table) -> tuple[pa.Table, dict[str, np.ndarray]]:
+        judged = judge(table, self.checks, self, self.watermarks, self.ctx.app_id, self.ctx.batch_id)
+        return judged.table, judged.fired

@@ -20,19 +20,15 @@ store (its ``s3a`` settings, as ``writer: spark`` does).
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from streaming_dq.checks.stream_keys import (
-    FIRST_SEEN_COLUMN,
     KEYS_COLUMN,
     KEYS_IN_MEMORY,
     KEYS_SCHEMA,
@@ -40,13 +36,12 @@ from streaming_dq.checks.stream_keys import (
     annotate,
     key_columns,
 )
-from streaming_dq.checks.stream_keys_arrow import Earlier, hash_words, judge
 from streaming_dq.checks.uniqueness import UniqueKeyCheck
 from streaming_dq.compat.spark import spark_schema
 from streaming_dq.core.outcome import KeysState, duration_text
 from streaming_dq.exceptions import ConfigError, InternalError
-from streaming_dq.sink.key_index import ENTRY_BYTES, INDEX_COLUMNS, KeyIndex
-from streaming_dq.sink.rows import KeyRows, TableRows
+from streaming_dq.sink.key_index import ENTRY_BYTES, DeferredKeys, KeyIndex, index_of
+from streaming_dq.sink.key_records import key_rows, latest_by_check, no_key_rows
 from streaming_dq.tables import SparkDeltaWriter
 from streaming_dq.tables.targets import writing
 
@@ -60,7 +55,7 @@ if TYPE_CHECKING:
     from streaming_dq.sink.rows import SplitBatch
     from streaming_dq.tables import DeltaTarget, TableWriter
 
-__all__ = ["DeferredKeys", "SeenKeys", "key_rows", "no_key_rows", "stream_key_checks"]
+__all__ = ["KEYS_COLUMN", "DeferredKeys", "SeenKeys", "key_rows", "no_key_rows", "stream_key_checks"]
 
 logger = logging.getLogger("streaming_dq.gate")
 
@@ -238,7 +233,9 @@ class SeenKeys:
         shape = df.schema.json()
         if shape not in self._key_columns:  # Columns are unresolved expressions: built once per schema
             self._key_columns = {shape: key_columns(df, self.checks, self.event_time)}
-        return df.withColumns(self._key_columns[shape]), DeferredKeys(self, index, ctx, dict(self.watermarks))
+        return df.withColumns(self._key_columns[shape]), DeferredKeys(
+            index, self.checks, ctx, dict(self.watermarks), self.gate, self._delta_table
+        )
 
     def _cutoff(self) -> int | None:
         """The index's cutoff in microseconds: the start of the oldest day a batch may need (None: all)."""
@@ -265,61 +262,12 @@ class SeenKeys:
 
     def _build_index(self) -> KeyIndex:
         """The index of the keys table's records of this gate from the oldest day a batch may need."""
-        from streaming_dq.tables.reading import sql_literal
-
-        assert self.target is not None
-        index = KeyIndex([c.check_id for c in self.checks])
         table = self._delta_table()
         version = table.version()
-        oldest = self._oldest_needed()
-        predicate = f"gate = {sql_literal(self.gate)}" + (
-            f" AND event_date >= '{oldest.isoformat()}'" if oldest is not None else ""
-        )
-        cutoff = self._cutoff()
-        if cutoff is not None:
-            index.prune(cutoff)
-        schema = pa.schema([KEYS_SCHEMA.field(c) for c in INDEX_COLUMNS])
-        scan = table.scan(columns=list(INDEX_COLUMNS), predicate=predicate)
-        for batch in pa.RecordBatchReader.from_stream(scan):
-            index.add(pa.Table.from_batches([batch]).select(schema.names).cast(schema))
+        ids = [c.check_id for c in self.checks]
+        index = index_of(table, self.gate, ids, self._oldest_needed(), self._cutoff())
         self._index_version = version
         return index
-
-    def first_of(self, check: UniqueKeyCheck, index: KeyIndex, hi: np.ndarray, lo: np.ndarray) -> Earlier:
-        """The first occurrence of remembered keys (the index's), with its origin read from the keys table for
-        these keys only, from the files of their batches (a check without order-by has none)."""
-        from streaming_dq.tables.reading import sql_literal
-
-        event_time, batch, apps = index.first_occurrences(check.check_id, hi, lo)
-        if not check.order_by or not len(hi):
-            return Earlier(event_time, batch, pa.array(apps, pa.string()), pa.nulls(len(hi), pa.string()))
-        assert self.target is not None
-        batches = ", ".join(str(b) for b in sorted({int(b) for b in batch}))
-        predicate = (
-            f"gate = {sql_literal(self.gate)} AND check_id = {sql_literal(check.check_id)} "
-            f"AND batch_id IN ({batches})"
-        )
-        rows = pa.table(
-            self._delta_table().scan(
-                columns=["key_hash", "batch_id", "app_id", "origin"], predicate=predicate
-            )
-        )
-        rh, rl = hash_words(rows.column("key_hash"))
-        where = {
-            (int(h), int(lo_), int(b), a): o
-            for h, lo_, b, a, o in zip(
-                rh,
-                rl,
-                rows.column("batch_id").to_pylist(),
-                rows.column("app_id").to_pylist(),
-                rows.column("origin").to_pylist(),
-                strict=True,
-            )
-        }
-        origins = [
-            where.get((int(h), int(lo_), int(b), a)) for h, lo_, b, a in zip(hi, lo, batch, apps, strict=True)
-        ]
-        return Earlier(event_time, batch, pa.array(apps, pa.string()), pa.array(origins, pa.string()))
 
     def _oldest_needed(self) -> date | None:
         """The oldest ``event_date`` a batch may need: twice the horizon behind the oldest watermark (a row
@@ -430,116 +378,9 @@ class SeenKeys:
                 columns=["check_id", "last_event_time"],
                 predicate=predicate,
             )
-            for check_id, value in _latest_by_check(rows).items():
+            for check_id, value in latest_by_check(rows).items():
                 if check_id in marks and marks[check_id] is None:
                     marks[check_id] = value
             if all(v is not None for v in marks.values()):
                 break
         return marks
-
-
-def _latest_by_check(rows: pa.Table) -> dict[str, datetime]:
-    if rows.num_rows == 0:
-        return {}
-    grouped = rows.group_by("check_id").aggregate([("last_event_time", "max")])
-    return {
-        cid: _as_utc(value)
-        for cid, value in zip(
-            grouped.column("check_id").to_pylist(),
-            grouped.column("last_event_time_max").to_pylist(),
-            strict=True,
-        )
-        if value is not None
-    }
-
-
-class DeferredKeys:
-    """The driver router's duplicates flags, decided from the collected rows
-    (:class:`~streaming_dq.engine.arrow.DeferredFlags`) against the driver's index."""
-
-    def __init__(
-        self, seen: SeenKeys, index: KeyIndex, ctx: BatchContext, watermarks: dict[str, datetime | None]
-    ) -> None:
-        self.seen, self.index, self.ctx, self.watermarks = seen, index, ctx, watermarks
-        self.check_ids: Sequence[str] = [c.check_id for c in seen.checks]
-        self._checks = {c.check_id: c for c in seen.checks}
-
-    def last_seen(self, check_id: str, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
-        return self.index.last_seen(check_id, hi, lo)
-
-    def first_of(self, check_id: str, hi: np.ndarray, lo: np.ndarray) -> Earlier:
-        return self.seen.first_of(self._checks[check_id], self.index, hi, lo)
-
-    def finish(self, table: pa.Table) -> tuple[pa.Table, dict[str, np.ndarray]]:
-        judged = judge(table, self.seen.checks, self, self.watermarks, self.ctx.app_id, self.ctx.batch_id)
-        return judged.table, judged.fired
-
-
-def no_key_rows() -> TableRows:
-    """The keys table's rows of a batch that records no key (one quarantined whole, unjudged)."""
-    return TableRows(KEYS_SCHEMA.empty_table(), 0)
-
-
-def key_rows(data: pa.Table | DataFrame, ctx: BatchContext) -> KeyRows:
-    """The keys table's rows of a batch, from its annotated rows (an Arrow table on the driver, or the Spark
-    frame the executors write): the :data:`~streaming_dq.checks.stream_keys.KEYS_COLUMN` records, stamped;
-    per check the latest event time among them (the check's watermark after the batch) and the rows too late
-    to judge.
-
-    The Spark form counts them in one small job over the persisted batch, now: after the keys table's write
-    Spark would recompute the batch (its plan reads the keys table, and a write refreshes what reads it)."""
-    if isinstance(data, pa.Table):
-        records = pc.list_flatten(data.column(KEYS_COLUMN))
-        flat = pa.Table.from_struct_array(records) if len(records) else KEYS_SCHEMA.empty_table()
-        n = flat.num_rows
-        last = flat.column("last_event_time").cast(pa.timestamp("us", tz="UTC"))
-        stamped = {
-            "gate": pa.array([ctx.gate] * n, pa.string()),
-            **{name: flat.column(name) for name in ("check_id", "key_hash", "key", "event_time")},
-            "last_event_time": last,
-            "origin": flat.column("origin"),
-            "event_date": pc.cast(last, pa.date32()),
-            "batch_id": pa.array([ctx.batch_id] * n, pa.int64()),
-            "app_id": pa.array([ctx.app_id] * n, pa.string()),
-        }
-        table = pa.table(stamped).select(KEYS_SCHEMA.names).cast(KEYS_SCHEMA)
-        pointers = pc.list_flatten(data.column(FIRST_SEEN_COLUMN))
-        late: dict[str, int] = {}
-        if len(pointers):
-            flagged = pa.Table.from_struct_array(pointers).filter(pc.field("late"))
-            late = dict(Counter(flagged.column("check_id").to_pylist()))
-        return KeyRows(TableRows(table, n), _latest_by_check(table), late)
-    from pyspark.sql import functions as F
-
-    records = data.select(F.explode(KEYS_COLUMN).alias("k")).select("k.*")
-    day = F.date_from_unix_date(F.floor(F.unix_micros("last_event_time") / F.lit(86_400_000_000)).cast("int"))
-    frame = records.select(
-        F.lit(ctx.gate).alias("gate"),
-        "check_id",
-        "key_hash",
-        "key",
-        "event_time",
-        "last_event_time",
-        "origin",
-        day.alias("event_date"),
-        F.lit(ctx.batch_id).cast("long").alias("batch_id"),
-        F.lit(ctx.app_id).alias("app_id"),
-    )
-    # one small job over the persisted batch: the records' latest event time and count, and the late rows
-    recorded = frame.select("check_id", "last_event_time", F.lit(1).alias("record"), F.lit(0).alias("late"))
-    flagged = data.select(F.explode(FIRST_SEEN_COLUMN).alias("p")).where(F.col("p.late"))
-    late_rows = flagged.select(
-        F.col("p.check_id").alias("check_id"),
-        F.lit(None).cast("timestamp").alias("last_event_time"),
-        F.lit(0).alias("record"),
-        F.lit(1).alias("late"),
-    )
-    found = (
-        recorded.unionByName(late_rows)
-        .groupBy("check_id")
-        .agg(F.max("last_event_time").alias("t"), F.sum("record").alias("n"), F.sum("late").alias("late"))
-        .collect()
-    )
-    latest = {r["check_id"]: _as_utc(r["t"]) for r in found if r["t"] is not None}
-    late = {r["check_id"]: int(r["late"]) for r in found if r["late"]}
-    return KeyRows(TableRows(frame, sum(int(r["n"]) for r in found)), latest, late)
