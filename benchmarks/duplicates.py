@@ -13,7 +13,8 @@ horizon is written by Spark (the key hashes made by the same expression the gate
 
 Each variant appends to its own tables (a new batch id per round); wall and CPU seconds (Python driver + JVM)
 per batch, their medians and the ratios with/without and with/plain; the keys table's size on disk per million
-keys. Writes ``benchmarks/results/duplicates-latest.json`` (a key count measured again replaces its entry).
+keys, and per batch the Spark jobs (tagged) and Delta commits (versions added to the variant's tables) of each
+variant. Writes ``benchmarks/results/duplicates-latest.json`` (a key count measured again replaces its entry).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.distributed import build_spark, cpu_seconds
-from benchmarks.harness import save_result
+from benchmarks.harness import JobCounter, save_result
 from streaming_dq.compat.spark import from_arrow, to_arrow
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,6 +107,18 @@ def gate(variant: str, router: str, work: Path) -> Any:
     )
 
 
+def delta_versions(folder: Path) -> int:
+    """The sum of the versions of the Delta tables directly under ``folder`` (or ``folder`` itself)."""
+    from deltalake import DeltaTable
+
+    tables = (
+        [folder]
+        if (folder / "_delta_log").exists()
+        else [p for p in folder.glob("*") if (p / "_delta_log").exists()]
+    )
+    return sum(DeltaTable(str(t)).version() for t in tables)
+
+
 def restart(spark: Any, work: Path, router: str, rows: int, keys: int) -> dict[str, float]:
     """A new gate on the ``with`` variant's tables (a restart): its first batch builds the driver's index from
     the keys table; the second does not. Wall seconds of each, and the index's size."""
@@ -142,19 +155,36 @@ def measure(spark: Any, keys: int, rows: int, rounds: int, routers: list[str]) -
                 shutil.copytree(root / "history", work / "keys")
             gates[variant] = gate(variant, router, work)
         times: dict[str, list[tuple[float, float]]] = {"with": [], "without": [], "plain": []}
+        counter = JobCounter(spark)
+        plain_path = str(root / router / "plain")
+        calls = {
+            "with": counter.wrap(gates["with"], f"{router}-with"),
+            "without": counter.wrap(gates["without"], f"{router}-without"),
+            "plain": counter.wrap(
+                lambda df, _b, path=plain_path: df.write.format("delta").mode("append").save(path),
+                f"{router}-plain",
+            ),
+        }
+        labels: list[str] = []
+        commits: dict[str, list[int]] = {"with": [], "without": [], "plain": []}
         for r in range(rounds + 1):  # round 0 warms the session, the plans and the tables up
             df = batch(spark, rows, keys, r)
             df.persist()
             df.count()
             for variant in ("without", "with", "plain"):
+                folder = root / router / (variant if variant != "plain" else "plain")
+                before = delta_versions(folder)
                 cpu, wall = cpu_seconds(pids), time.perf_counter()
-                if variant == "plain":
-                    df.write.format("delta").mode("append").save(str(root / router / "plain"))
-                else:
-                    gates[variant](df, r)
+                calls[variant](df, r)
                 if r:
                     times[variant].append((time.perf_counter() - wall, cpu_seconds(pids) - cpu))
+                    commits[variant].append(delta_versions(folder) - before)
+                labels.append(variant if r else "")
             df.unpersist()
+        jobs: dict[str, list[int]] = {"with": [], "without": [], "plain": []}
+        for label, counted in zip(labels, counter.per_batch(), strict=True):
+            if label:
+                jobs[label].append(counted["jobs"])
         med = {
             v: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t))
             for v, t in times.items()
@@ -166,6 +196,9 @@ def measure(spark: Any, keys: int, rows: int, rounds: int, routers: list[str]) -
             "with_over_plain": round(med["with"][0] / med["plain"][0], 2),
             "cpu_with_over_without": round(med["with"][1] / med["without"][1], 2),
             "runs": {v: [[round(w, 3), round(c, 3)] for w, c in t] for v, t in times.items()},
+            # structural, per batch: Spark jobs (tagged) and Delta commits (table versions added)
+            "spark_jobs_per_batch": {v: statistics.median(n) for v, n in jobs.items()},
+            "delta_commits_per_batch": {v: statistics.median(n) for v, n in commits.items()},
         }
         if router == "driver":
             out[router]["restart"] = restart(spark, root / router / "with", router, rows, keys)
