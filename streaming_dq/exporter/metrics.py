@@ -47,8 +47,7 @@ class CheckLabels(NamedTuple):
     check_type: str
     severity: str
     kind: CheckKind | None = None
-    #: The check's alerting threshold (``alert.max-share``, or the gate's), exported for the shipped rule.
-    alert_max_share: float | None = None
+    alert_max_share: float | None = None  #: ``alert.max-share`` (or the gate's), for the shipped alert rule
 
 
 def _epoch_seconds(moment: datetime) -> float:

@@ -88,9 +88,8 @@ KAFKA_READER_SCHEMA = "key BINARY, value BINARY, topic STRING, partition INT, of
 
 
 def _frame(value: Column) -> tuple[Column, Column, Column, Column]:
-    """(tombstone, framed, schema id, payload) of a message's bytes: the one rule a message's reason and its
-    count are both read from. A tombstone is a NULL value (zero bytes are a value: under 5 bytes, unframed);
-    a message is framed when it is at least 5 bytes and starts with the magic byte 0."""
+    """(tombstone, framed, schema id, payload): the one rule a message's reason and count are read from. A NULL
+    value is a tombstone (zero bytes are not: unframed); framed is at least 5 bytes starting with byte 0."""
     tombstone = value.isNull()
     framed = ~tombstone & (F.length(value) >= 5) & (F.substring(value, 1, 1) == F.unhex(F.lit("00")))
     schema_id = F.when(framed, F.conv(F.hex(F.substring(value, 2, 4)), 16, 10).cast("int"))
@@ -217,10 +216,8 @@ class RegistryDecoder:
         self._counted = tuple(sorted(counted, key=lambda c: (c.topic, c.schema_id is None, c.schema_id or 0)))
         rows, fields, extra, corrupt = self._decode(split, [i for i in ids if verdicts[i] is None])
         sid = F.col(SCHEMA_ID_COLUMN)
-        # the same two columns the counts above are grouped by (a tombstone, else no frame): one verdict
-        reason = F.when(F.col("_dq_tombstone"), F.lit(TOMBSTONE)).when(
-            ~F.col("_dq_framed"), F.lit(NO_MAGIC_BYTE)
-        )
+        tomb, framed_ = F.col("_dq_tombstone"), F.col("_dq_framed")  # what the counts above are grouped by
+        reason = F.when(tomb, F.lit(TOMBSTONE)).when(~framed_, F.lit(NO_MAGIC_BYTE))
         for i in ids:
             verdict = verdicts[i]
             if verdict is None:
