@@ -151,7 +151,8 @@ class SeenKeys:
         if split.keys is None:
             return
         late = {cid: n for cid, n in split.keys.late.items() if n}
-        self.state = self._state(late)
+        table = self._delta_table()  # one read of the log after the batch: its size, oldest day and version
+        self.state = self._state(late, table)
         for check in self.checks:
             if late.get(check.check_id):
                 logger.warning(
@@ -173,7 +174,7 @@ class SeenKeys:
         if self.index is not None:
             if isinstance(split.keys.rows.data, pa.Table):
                 self.index.add(split.keys.rows.data)
-                self._index_version = self._delta_table().version()
+                self._index_version = table.version()
             else:
                 self.index = None  # the records went to the table only: rebuild from it when next asked
 
@@ -189,10 +190,9 @@ class SeenKeys:
             return None
         return self._state(dict(late or {}))
 
-    def _state(self, late: dict[str, int]) -> KeysState:
-
+    def _state(self, late: dict[str, int], table: DeltaTable | None = None) -> KeysState:
         assert self.target is not None
-        table = self._delta_table()
+        table = table or self._delta_table()
         days = [p["event_date"] for p in table.partitions() if p.get("event_date")]
         horizon = max(c.horizon for c in self.checks if c.horizon is not None)
         return KeysState(table.count(), date.fromisoformat(min(days)) if days else None, horizon, late)
