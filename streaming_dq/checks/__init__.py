@@ -6,7 +6,8 @@ One family per module: ``null``, ``numeric``, ``temporal`` (date/timestamp), ``s
 ``formats`` (e-mail, URL, UUID, letter case), ``network`` (IP addresses, CIDR blocks), ``json_values`` (JSON text), ``equality``, ``recency`` (date formats, the clock) and
 ``codes`` (ISO country, currency, language codes) and ``aggregate`` (any curated aggregate, per batch or
 per group), ``outliers`` (values far from the batch's median) and ``gaps`` (empty time windows within a batch), ``statistics`` (variance, correlation, quantiles and
-compliance, mergeable), ``distribution`` (value shares, entropy, distinct-value sets), ``query`` (a SQL query over the batch), ``conversion`` (text that must cast to a type) and
+compliance, mergeable), ``distribution`` (value shares, entropy, distinct-value sets), ``query`` (a SQL query over the batch), ``rows_where`` (the rows a
+predicate holds for, counted or as a percent), ``conversion`` (text that must cast to a type) and
 ``sequences`` (values that only grow or shrink along an order). docs/checks.md lists every registered check.
 """
 
@@ -36,6 +37,7 @@ from streaming_dq.checks import (  # noqa: F401
     query,
     recency,
     reference_aggregate,
+    rows_where,
     schema,
     sequences,
     statistics,

@@ -33,11 +33,17 @@ from streaming_dq.exceptions import ConfigError
 from streaming_dq.states.spec import StateSpec
 
 COMPARATORS = ("gt", "ge", "lt", "le", "eq", "between")
-_SYMBOLS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "eq": "=="}
+#: With the two a data contract's rules also use (ODCS ``mustNotBe``, ``mustNotBeBetween``): rows-where-check's.
+ALL_COMPARATORS = (*COMPARATORS, "ne", "not-between")
+_SYMBOLS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "eq": "==", "ne": "!="}
 
 
 class Threshold:
-    """Exactly one comparator of a scalar metric (``gt``, ``ge``, ``lt``, ``le``, ``eq`` or ``between``)."""
+    """Exactly one comparator of a scalar metric (``gt``, ``ge``, ``lt``, ``le``, ``eq`` or ``between``; where a
+    check offers them, ``ne`` and ``not-between``: outside ``[low, high]``)."""
+
+    #: The comparators the check's config offers (named in the error when none or several are given).
+    comparators: ClassVar[tuple[str, ...]] = COMPARATORS
 
     def _set_threshold(
         self,
@@ -48,17 +54,22 @@ class Threshold:
         le: float | None,
         eq: float | None,
         between: tuple[float, float] | None,
+        *,
+        ne: float | None = None,
+        not_between: tuple[float, float] | None = None,
     ) -> None:
-        given = {
-            k: v for k, v in zip(COMPARATORS, (gt, ge, lt, le, eq, between), strict=True) if v is not None
-        }
+        offered = self.comparators
+        values = (gt, ge, lt, le, eq, between, ne, not_between)
+        given = {k: v for k, v in zip(ALL_COMPARATORS, values, strict=True) if v is not None}
         if len(given) != 1:
             raise ConfigError(
-                f"check {check_id!r}: give exactly one comparator of {', '.join(COMPARATORS)} "
+                f"check {check_id!r}: give exactly one comparator of {', '.join(offered)} "
                 f"(got {', '.join(given) or 'none'})",
                 field_path=sorted(given)[1] if len(given) > 1 else None,
             )
         self.gt, self.ge, self.lt, self.le, self.eq = gt, ge, lt, le, eq
+        self.ne = ne
+        self.not_between = (float(not_between[0]), float(not_between[1])) if not_between is not None else None
         self.between = (float(between[0]), float(between[1])) if between is not None else None
         ((self.comparator, threshold),) = given.items()
         #: (low, high) of ``between``; (x, x) for the single-number comparators.
@@ -78,13 +89,15 @@ class Threshold:
             "lt": value < low,
             "le": value <= low,
             "eq": value == low,
+            "ne": value != low,
             "between": low <= value <= high,
+            "not-between": not low <= value <= high,
         }[self.comparator]
 
     def expectation(self) -> str:
         low, high = self.bounds
-        if self.comparator == "between":
-            return f"between {number(low)} and {number(high)}"
+        if self.comparator in ("between", "not-between"):
+            return f"{'not ' if self.comparator == 'not-between' else ''}between {number(low)} and {number(high)}"
         return f"{_SYMBOLS[self.comparator]} {number(low)}"
 
 
@@ -248,6 +261,8 @@ class ComparatorConfig(BaseAggregateCheckConfig):
     """Exactly one comparator: ``gt``, ``ge``, ``lt``, ``le``, ``eq`` (a number) or ``between: [lo, hi]``."""
 
     _abstract: ClassVar[bool] = True
+    #: The comparator keys this config offers (a subclass may offer ALL_COMPARATORS, with their fields).
+    comparators: ClassVar[tuple[str, ...]] = COMPARATORS
     gt: float | None = None
     ge: float | None = None
     lt: float | None = None
@@ -264,10 +279,11 @@ class ComparatorConfig(BaseAggregateCheckConfig):
 
     @model_validator(mode="after")
     def _one_comparator(self) -> ComparatorConfig:
-        given = [k for k in COMPARATORS if getattr(self, k) is not None]
+        given = [k for k in self.comparators if getattr(self, k.replace("-", "_")) is not None]
         if len(given) != 1:
+            offered = ", ".join(self.comparators)
             raise ConfigError(
-                f"give exactly one comparator of {', '.join(COMPARATORS)} (got {', '.join(given) or 'none'})",
+                f"give exactly one comparator of {offered} (got {', '.join(given) or 'none'})",
                 field_path=given[1] if len(given) > 1 else None,
             )
         return self

@@ -4,7 +4,9 @@ no Spark job).
 Types are Spark type names as ``DataType.simpleString()`` writes them (``int``, ``bigint``, ``string``,
 ``decimal(10,2)``, ``array<string>``, ``timestamp``, ``timestamp_ntz`` ...). Common aliases are accepted
 (``integer``, ``long``, ``short``, ``byte``, ``bool``, ``decimal`` = ``decimal(10,0)``) and a bare ``array``,
-``map`` or ``struct`` matches any type of that kind.
+``map`` or ``struct`` matches any type of that kind. Three families match a kind of type whatever its size:
+``any-integer`` (``tinyint`` to ``bigint``), ``any-number`` (those, ``float``, ``double`` and any ``decimal``) and
+``any-timestamp`` (``timestamp``, ``timestamp_ntz``): a data contract's logical types become these.
 
 NULL semantics: not applicable (values are not looked at).
 """
@@ -58,6 +60,12 @@ _NESTED = {"array", "map", "struct"}
 _DECIMAL = re.compile(r"^decimal\(\d+,\d+\)$")
 _PARAMETERISED = re.compile(r"^(array|map|struct)<.*>$")
 _CHAR = re.compile(r"^(var)?char\(\d+\)$")
+#: Families of types a contract's logical type names (``integer``, ``number``, ``timestamp``), whatever their size.
+_FAMILIES = {
+    "any-integer": re.compile(r"^(tinyint|smallint|int|bigint)$"),
+    "any-number": re.compile(r"^(tinyint|smallint|int|bigint|float|double|decimal\(\d+,\d+\))$"),
+    "any-timestamp": re.compile(r"^timestamp(_ntz)?$"),
+}
 #: A type name inside ``array<..>``/``map<..>``/``struct<..>`` (not a struct field name, which precedes ':').
 _INNER_TYPE = re.compile(r"(?<=[<,:])([a-z_]+)(?=[>,])")
 
@@ -70,7 +78,7 @@ def normalize_type(name: str) -> str:
     """
     text = re.sub(r"\s+", "", str(name)).lower()
     text = _ALIASES.get(text, text)
-    if text in _ATOMIC or text in _NESTED or _DECIMAL.match(text) or _CHAR.match(text):
+    if text in _ATOMIC or text in _NESTED or text in _FAMILIES or _DECIMAL.match(text) or _CHAR.match(text):
         return text
     if _PARAMETERISED.match(text) and text.count("<") == text.count(">"):
         return _INNER_TYPE.sub(lambda m: _ALIASES.get(m.group(1), m.group(1)), text)
@@ -84,6 +92,8 @@ def type_matches(expected: str, actual: str) -> bool:
     actual = re.sub(r"\s+", "", actual).lower()
     if expected in _NESTED:
         return actual.startswith(f"{expected}<")
+    if expected in _FAMILIES:
+        return bool(_FAMILIES[expected].match(actual))
     return expected == actual
 
 

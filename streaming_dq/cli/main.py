@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from streaming_dq.cli import quarantine_commands, querying, reporting, running, validating
+from streaming_dq.cli import contracting, quarantine_commands, querying, reporting, running, validating
 from streaming_dq.cli.common import (
     EXIT_USAGE,
     ConfigArg,
@@ -71,6 +71,7 @@ def _root(
 
 app.command()(validating.validate)
 app.command()(validating.schema)
+app.command()(contracting.contract)
 
 
 # --- run ----------------------------------------------------------------------------------------------------

@@ -68,6 +68,8 @@ def validate(config: ConfigArg, as_json: JsonOption = False) -> None:
             "dialect": "dqx" if dqx else "native",
             "notes": notes,
         }
+        if loaded.contract_mapping is not None:
+            doc["contract"] = loaded.contract_mapping.summary()
         typer.echo(json.dumps(doc, indent=2))
         return
     extra = f" + unknown-fields ({loaded.source.unknown_fields})" if builtin else ""
@@ -76,6 +78,11 @@ def validate(config: ConfigArg, as_json: JsonOption = False) -> None:
         f"{aggregates} aggregate){extra}, {count(len(loaded.profiles), 'profile')}"
         + (" (DQX rules)" if dqx else "")
     )
+    if loaded.contract_mapping is not None:
+        from streaming_dq.cli.contracting import contract_line
+
+        typer.echo(contract_line(loaded.contract_mapping))
+        notes += loaded.contract_mapping.notes
     for note in notes:
         typer.echo(f"note: {note}")
 

@@ -18,7 +18,7 @@ from streaming_dq.core.base_config import BaseCheckConfig
 from streaming_dq.core.modes import Dialect
 from streaming_dq.exceptions import ConfigError, DuplicateCheckIdError, UnknownCheckTypeError
 
-__all__ = ["BuiltCheck", "build_checks", "dialect_items"]
+__all__ = ["BuiltCheck", "build_checks", "build_one", "dialect_items"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ def _config_class(raw: Any) -> type[BaseCheckConfig] | None:
         return None
 
 
-def _build_one(raw: Any, where: str, source: str | None) -> tuple[BuiltCheck | None, list[ConfigError]]:
+def build_one(raw: Any, where: str, source: str | None) -> tuple[BuiltCheck | None, list[ConfigError]]:
     try:
         config = CheckFactory.config_from_dict(raw)
         return BuiltCheck(-1, config, config.to_check()), []
@@ -113,7 +113,7 @@ def build_checks(
         notes.extend(found_notes)
     for index, raw in items:
         where = f"{prefix}[{index}]"
-        one, found = _build_one(raw, where, source)
+        one, found = build_one(raw, where, source)
         problems += found
         if one is None:
             continue

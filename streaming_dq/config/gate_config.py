@@ -43,6 +43,7 @@ from streaming_dq.config.fields import (
     Trigger,
 )
 from streaming_dq.config.sections import (
+    ContractSection,
     GateSection,
     LineageSection,
     MaintenanceSection,
@@ -122,8 +123,13 @@ class GateConfig(Section):
     maintenance: MaintenanceSection | None = None
     spark: SparkSection = Field(default_factory=SparkSection)
     checks: list[dict[str, Any]] = Field(
-        min_length=1,
-        description="Check definitions: {check: <name>, check-id: ..., <parameters>}, or DQX rules.",
+        default_factory=list,
+        description="Check definitions: {check: <name>, check-id: ..., <parameters>}, or DQX rules "
+        "(at least one, unless a contract gives the checks).",
+    )
+    contract: ContractSection | None = Field(
+        default=None,
+        description="An ODCS data contract whose rules run as checks, beside or instead of checks.",
     )
     dialect: Dialect = Field(
         default="auto",
@@ -139,6 +145,8 @@ class GateConfig(Section):
     #: The checks built when the file was validated (``load_gate_config``), so a job never builds them twice.
     _built: tuple[BaseCheck, ...] | None = PrivateAttr(default=None)
     _notes: tuple[str, ...] = PrivateAttr(default=())
+    #: What ``contract:`` became when the file was validated (``streaming_dq.config.odcs.ContractMapping``).
+    _contract: Any = PrivateAttr(default=None)
     #: Where the catalog keeps the tables named ``table:NAME`` (:mod:`streaming_dq.config.catalog`).
     _locations: dict[str, str] | None = PrivateAttr(default=None)
 
@@ -176,6 +184,17 @@ class GateConfig(Section):
         marked = self.model_copy()
         marked._built, marked._notes = tuple(checks), tuple(notes)
         return marked
+
+    def with_contract(self, mapping: Any) -> GateConfig:
+        """Return a copy that holds what its contract became (None: no contract)."""
+        marked = self.model_copy()
+        marked._contract = mapping
+        return marked
+
+    @property
+    def contract_mapping(self) -> Any:
+        """The contract's rules and the check each became (``ContractMapping``; None without a contract)."""
+        return self._contract
 
     @property
     def translation_notes(self) -> tuple[str, ...]:
@@ -270,6 +289,8 @@ def gate_config_json_schema() -> dict[str, Any]:
         defs[key] = check_schema
         variants.append({"$ref": f"#/$defs/{key}"})
     schema["properties"]["checks"]["items"] = {"oneOf": variants}
+    # at least one check, from checks: or from a contract: (the loader says so by name when neither gives one)
+    schema["anyOf"] = [{"required": ["checks"]}, {"required": ["contract"]}]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         **schema,

@@ -176,6 +176,8 @@ def _resolve_paths(config: GateConfig, base: Path) -> GateConfig:
                 }
             ),
             "checkpoint": resolve(config.checkpoint),
+            "contract": config.contract
+            and config.contract.model_copy(update={"path": resolve(config.contract.path)}),
             "targets": targets,
             "lineage": _resolve_lineage(config, resolve),
             "reference_datasets": references,
@@ -251,11 +253,30 @@ def inspect_gate_config(path: str | Path) -> tuple[GateConfig | None, list[Confi
     except ValidationError as exc:
         problems += pydantic_problems(exc, source=source, model=GateConfig)
     problems += check_problems
+    mapping = None
+    if config is not None and config.contract is not None:
+        from streaming_dq.config.odcs import contract_checks
+
+        taken = {b.check.check_id: f"checks[{b.index}]" for b in built}
+        mapping, from_contract, contract_problems = contract_checks(
+            config.contract.path, config.contract.options(), taken
+        )
+        check_problems += contract_problems
+        problems += contract_problems
+        built += from_contract
+    if config is not None and not built and not check_problems:
+        problems.append(
+            ConfigError(
+                "give at least one check, or a contract: whose rules are the checks",
+                source=source,
+                field_path="checks",
+            )
+        )
     if config is not None:
         problems += cross_problems(config, built, source, all_built=not check_problems)
     if problems or config is None:
         return None, problems
-    return config.with_built_checks([b.check for b in built], notes), problems
+    return config.with_built_checks([b.check for b in built], notes).with_contract(mapping), problems
 
 
 def _raise(problems: list[ConfigError], source: str) -> None:

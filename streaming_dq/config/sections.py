@@ -27,6 +27,7 @@ from streaming_dq.config.fields import (
     named_table,
     size_bytes,
 )
+from streaming_dq.config.odcs.rules import ContractOptions
 from streaming_dq.core.alerting import AlertThreshold
 from streaming_dq.core.modes import (
     CloseWindows,
@@ -36,6 +37,7 @@ from streaming_dq.core.modes import (
     WriterName,
 )
 from streaming_dq.core.scope import parse_duration
+from streaming_dq.core.severity import Severity, normalize_severity
 from streaming_dq.exceptions import ConfigError
 from streaming_dq.maintenance import MaintenancePolicy
 from streaming_dq.profiles.event_time import time_zone
@@ -252,6 +254,48 @@ class ReferenceDatasetConfig(Section):
     storage_options: dict[str, OptionValue] = Field(
         default_factory=dict, description="Object-store options (over the gate-wide storage-options)."
     )
+
+
+class ContractSection(Section):
+    """``contract:``: an ODCS v3 data contract whose schema object the gate runs as checks (docs/contracts.md)."""
+
+    path: NonEmpty = Field(description="The contract file (YAML or JSON); relative to the config file.")
+    schema_object: NonEmpty | None = Field(
+        default=None,
+        alias="schema",
+        description="The schema object judged (its name); the only one if omitted.",
+    )
+    unique_horizon: timedelta | None = Field(
+        default=None, description="Judge unique and primary-key properties across batches for this long."
+    )
+    references: dict[str, NonEmpty] = Field(
+        default_factory=dict, description="ODCS object -> the reference-datasets entry holding its rows."
+    )
+    extra_columns: Literal["fail", "allow"] = Field(
+        default="fail", description="Whether a column the contract does not describe breaks its schema rule."
+    )
+    severity: Severity = Field(
+        default=Severity.CRITICAL, description="Of property rules, and of quality rules that give none."
+    )
+
+    @field_validator("unique_horizon", mode="before")
+    @classmethod
+    def _horizon(cls, value: object) -> object:
+        return parse_duration(value) if isinstance(value, str) else value
+
+    @field_validator("severity", mode="before")
+    @classmethod
+    def _severity(cls, value: object) -> object:
+        return normalize_severity(value) if isinstance(value, str) else value
+
+    def options(self) -> ContractOptions:
+        return ContractOptions(
+            schema_object=self.schema_object,
+            unique_horizon=self.unique_horizon,
+            references=dict(self.references),
+            extra_columns=self.extra_columns,
+            severity=self.severity,
+        )
 
 
 class PrometheusSection(Section):

@@ -66,6 +66,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "max-check": {"column": "a", "le": 10},
     "stddev-check": {"column": "a", "lt": 5},
     "null-count-check": {"column": "a", "eq": 0},
+    "rows-where-check": {"where": "a IS NULL", "unit": "percent", "not-between": [1, 5]},
     "distinct-count-check": {"column": "a", "between": [1, 100]},
     "anomaly-check": {"metric": {"check": "row-count"}, "scope": {"window": "1 day"}},
     "empty-check": {"columns": ["s"]},

@@ -1,0 +1,216 @@
+"""Open Data Contract Standard (ODCS v3) contracts run as the gate's checks (``contract:`` in a gate config).
+
+:func:`read_contract` reads and validates a contract (:mod:`~streaming_dq.config.odcs.document`);
+:func:`map_contract` turns the schema object the gate judges into :class:`MappedRule` s: each rule of the
+contract with the check config it became (its id the rule's, its tags naming the contract, its version and the
+rule), or the reason it is not executable. Nothing is dropped in silence: ``streaming-dq contract CONFIG``
+prints every rule. Properties: :mod:`~streaming_dq.config.odcs.properties`; quality rules:
+:mod:`~streaming_dq.config.odcs.quality`. docs/contracts.md says what maps to what.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from streaming_dq.config.odcs.document import SCHEMA_VERSIONS, Contract, read_contract
+from streaming_dq.config.odcs.properties import property_rules
+from streaming_dq.config.odcs.quality import quality_rules
+from streaming_dq.config.odcs.rules import (
+    ContractOptions,
+    Level,
+    MappedRule,
+    RuleIds,
+    severity_of,
+    slug,
+    tags_of,
+)
+from streaming_dq.exceptions import ConfigError
+
+__all__ = [
+    "SCHEMA_VERSIONS",
+    "Contract",
+    "ContractMapping",
+    "ContractOptions",
+    "MappedRule",
+    "contract_checks",
+    "map_contract",
+    "read_contract",
+]
+
+
+@dataclass(frozen=True)
+class ContractMapping:
+    """What a contract's schema object became: every rule, executable or not, in the contract's order."""
+
+    contract_id: str
+    version: str
+    schema_object: str
+    source: str
+    rules: list[MappedRule] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def checks(self) -> list[dict[str, Any]]:
+        """The check configs of the executable rules (our format, ready for the check factory)."""
+        return [r.check for r in self.rules if r.check is not None]
+
+    def summary(self) -> dict[str, Any]:
+        """The contract in ``--json`` outputs: its id, version, object and each rule's mapping."""
+        executable = [r for r in self.rules if r.executable]
+        return {
+            "id": self.contract_id,
+            "version": self.version,
+            "schema": self.schema_object,
+            "file": self.source,
+            "rules": len(self.rules),
+            "executable": len(executable),
+            "mapping": [r.as_dict() for r in self.rules],
+            "notes": list(self.notes),
+        }
+
+
+def _schema_object(contract: Contract, name: str | None) -> tuple[int, Mapping[str, Any]]:
+    objects = contract.schema_objects()
+    names = [str(o.get("name")) for o in objects]
+    if name is None:
+        if len(objects) == 1:
+            return 0, objects[0]
+        reason = (
+            "the contract has no schema object to judge"
+            if not objects
+            else f"the contract has {len(objects)} schema objects ({', '.join(names[:8])}): name one in contract.schema"
+        )
+        raise ConfigError(reason, source=contract.source, field_path="schema")
+    if name not in names:
+        from streaming_dq.core.suggest import did_you_mean
+
+        raise ConfigError(
+            f"the contract has no schema object {name!r}{did_you_mean(name, names)}",
+            source=contract.source,
+            field_path="schema",
+        )
+    index = names.index(name)
+    return index, objects[index]
+
+
+def map_contract(contract: Contract, options: ContractOptions | None = None) -> ContractMapping:
+    """Map the judged schema object of ``contract`` (see the module docstring).
+
+    Raises:
+        ConfigError: the contract has several schema objects and ``options`` names none, or not one it has.
+    """
+    from streaming_dq.config.registry import CheckConfigRegistry
+    from streaming_dq.core.base_config import BaseRowCheckConfig
+
+    options = options or ContractOptions()
+    index, obj = _schema_object(contract, options.schema_object)
+    name = str(obj.get("name") or "")
+    mapping = ContractMapping(
+        contract.contract_id, contract.version, name, contract.source, notes=list(contract.notes)
+    )
+    ids = RuleIds()
+
+    def add(
+        kind: str,
+        where: str,
+        level: Level | None,
+        check: dict[str, Any] | None,
+        reason: str | None,
+        rule: Mapping[str, Any] | None = None,
+    ) -> None:
+        rule = rule or {}
+        subject = _subject(obj, where)
+        given = rule.get("id") or (slug(str(rule["name"])) if rule.get("name") else None)
+        derived = ".".join(p for p in (subject, _short(kind)) if p)
+        if check is None:
+            mapping.rules.append(MappedRule(ids.take(given, derived), where, kind, None, None, reason))
+            return
+        rule_id = ids.take(given or check.pop("check-id", None), derived)
+        check = dict(check)
+        check["check-id"] = rule_id
+        check.setdefault(
+            "severity", severity_of(rule.get("severity"), options.severity, mapping.notes, where).value
+        )
+        check["tags"] = [
+            *check.get("tags", []),
+            *tags_of(mapping.contract_id, mapping.version, rule_id, rule),
+        ]
+        if level is None:  # a custom rule: its check's own level
+            try:
+                level = (
+                    "row"
+                    if issubclass(CheckConfigRegistry.get(str(check["check"])), BaseRowCheckConfig)
+                    else "batch"
+                )
+            except ConfigError:
+                level = "batch"  # the factory names the unknown check when the rule is built
+        if rule.get("schedule") or rule.get("scheduler"):
+            mapping.notes.append(f"{where}: its schedule does not apply: the gate judges every micro-batch")
+        mapping.rules.append(MappedRule(rule_id, where, kind, level, check))
+
+    where = f"schema[{index}]"
+    property_rules(obj, where, options, add)
+    for i, prop in enumerate(obj.get("properties") or []):
+        if isinstance(prop, Mapping) and prop.get("quality"):
+            quality_rules(
+                list(prop["quality"]), f"{where}.properties[{i}]", name, str(prop.get("name") or ""), add
+            )
+    if obj.get("quality"):
+        quality_rules(list(obj["quality"]), where, name, None, add)
+    return mapping
+
+
+def _short(kind: str) -> str:
+    """The part of a derived rule id that says what the rule is (``library nullValues`` -> ``nullValues``)."""
+    words = kind.replace("logicalTypeOptions.", "").split()
+    if words[0] == "library" and len(words) > 1:
+        return words[1]
+    return "nested" if len(words) > 1 and words[1] == "of" else words[0]
+
+
+def _subject(obj: Mapping[str, Any], where: str) -> str:
+    """The property a rule at ``where`` belongs to (its name), else the object's name."""
+    marker = ".properties["
+    if marker in where:
+        i = int(where.split(marker, 1)[1].split("]", 1)[0])
+        props = obj.get("properties") or []
+        if i < len(props) and isinstance(props[i], Mapping):
+            return str(props[i].get("name") or "")
+    return str(obj.get("name") or "")
+
+
+def contract_checks(
+    path: str, options: ContractOptions, taken: Mapping[str, str]
+) -> tuple[ContractMapping | None, list[Any], list[ConfigError]]:
+    """Read the contract at ``path``, map it and build its executable rules' checks through the factory.
+
+    Args:
+        taken: Check ids the config's own ``checks:`` hold -> where (a contract rule may not reuse one).
+
+    Returns:
+        The mapping (None when the contract cannot be read or mapped), the built checks (``BuiltCheck``), and
+        every problem, each naming the contract file and the rule's place in it.
+    """
+    from streaming_dq.config.building import BuiltCheck, build_one
+    from streaming_dq.config.errors import ConfigErrors
+
+    try:
+        mapping = map_contract(read_contract(path), options)
+    except ConfigErrors as exc:
+        return None, [], list(exc.errors)
+    except ConfigError as exc:
+        return None, [], [exc]
+    built: list[BuiltCheck] = []
+    problems: list[ConfigError] = []
+    for n, rule in enumerate(mapping.rules):
+        if rule.check is None:
+            continue
+        one, found = build_one(rule.check, rule.where, mapping.source)
+        problems += found
+        if one is not None and rule.rule_id in taken:
+            reason = f"rule id {rule.rule_id!r} is also a check-id of the config ({taken[rule.rule_id]})"
+            problems.append(ConfigError(reason, source=mapping.source, field_path=rule.where))
+        elif one is not None:
+            built.append(BuiltCheck(n, one.config, one.check))
+    return mapping, built, problems
