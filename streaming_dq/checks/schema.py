@@ -6,7 +6,8 @@ Types are Spark type names as ``DataType.simpleString()`` writes them (``int``, 
 (``integer``, ``long``, ``short``, ``byte``, ``bool``, ``decimal`` = ``decimal(10,0)``) and a bare ``array``,
 ``map`` or ``struct`` matches any type of that kind. Three families match a kind of type whatever its size:
 ``any-integer`` (``tinyint`` to ``bigint``), ``any-number`` (those, ``float``, ``double`` and any ``decimal``) and
-``any-timestamp`` (``timestamp``, ``timestamp_ntz``): a data contract's logical types become these.
+``any-timestamp`` (``timestamp``, ``timestamp_ntz``), and ``any`` matches every type: a data contract's
+logical types become these (``any``: a property without one, which must still be a column).
 
 NULL semantics: not applicable (values are not looked at).
 """
@@ -65,6 +66,7 @@ _FAMILIES = {
     "any-integer": re.compile(r"^(tinyint|smallint|int|bigint)$"),
     "any-number": re.compile(r"^(tinyint|smallint|int|bigint|float|double|decimal\(\d+,\d+\))$"),
     "any-timestamp": re.compile(r"^timestamp(_ntz)?$"),
+    "any": re.compile(r"^.+$"),
 }
 #: A type name inside ``array<..>``/``map<..>``/``struct<..>`` (not a struct field name, which precedes ':').
 _INNER_TYPE = re.compile(r"(?<=[<,:])([a-z_]+)(?=[>,])")

@@ -26,6 +26,7 @@ from streaming_dq.config.odcs.rules import (
     slug,
     tags_of,
 )
+from streaming_dq.core.severity import normalize_severity
 from streaming_dq.exceptions import ConfigError
 
 __all__ = [
@@ -129,9 +130,8 @@ def map_contract(contract: Contract, options: ContractOptions | None = None) -> 
         rule_id = ids.take(given or check.pop("check-id", None), derived)
         check = dict(check)
         check["check-id"] = rule_id
-        check.setdefault(
-            "severity", severity_of(rule.get("severity"), options.severity, mapping.notes, where).value
-        )
+        default = normalize_severity(options.severity)
+        check.setdefault("severity", severity_of(rule.get("severity"), default, mapping.notes, where).value)
         check["tags"] = [
             *check.get("tags", []),
             *tags_of(mapping.contract_id, mapping.version, rule_id, rule),
@@ -181,9 +181,10 @@ def _subject(obj: Mapping[str, Any], where: str) -> str:
 
 
 def contract_checks(
-    path: str, options: ContractOptions, taken: Mapping[str, str]
+    path: str | Contract, options: ContractOptions, taken: Mapping[str, str]
 ) -> tuple[ContractMapping | None, list[Any], list[ConfigError]]:
-    """Read the contract at ``path``, map it and build its executable rules' checks through the factory.
+    """Read the contract at ``path`` (or take one read), map it and build its executable rules' checks
+    through the factory.
 
     Args:
         taken: Check ids the config's own ``checks:`` hold -> where (a contract rule may not reuse one).
@@ -196,7 +197,7 @@ def contract_checks(
     from streaming_dq.config.errors import ConfigErrors
 
     try:
-        mapping = map_contract(read_contract(path), options)
+        mapping = map_contract(path if isinstance(path, Contract) else read_contract(path), options)
     except ConfigErrors as exc:
         return None, [], list(exc.errors)
     except ConfigError as exc:

@@ -72,19 +72,25 @@ def _shown(value: Any) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
+#: A quality rule's comparison operators: exactly one per rule (the schema's ``oneOf``).
+_OPERATORS = ("mustBe", "mustNotBe", "mustBeGreaterThan", "mustBeGreaterOrEqualTo", "mustBeLessThan",
+              "mustBeLessOrEqualTo", "mustBeBetween", "mustNotBeBetween")  # fmt: skip
+
+
 def _reason(error: Any) -> str:
     """One line for a JSON Schema error: the deepest cause of a ``oneOf``/``anyOf`` that failed, shortened."""
     from jsonschema.exceptions import best_match
 
+    if isinstance(error.instance, Mapping):
+        given = [k for k in _OPERATORS if k in error.instance]
+        if len(given) > 1:
+            return f"a rule takes one operator, not {len(given)} ({', '.join(given)})"
     if error.context:
         error = best_match(error.context)
-    if error.validator == "additionalProperties" or error.validator == "unevaluatedProperties":
-        return (
-            str(error.message)
-            .split(" (")[0]
-            .replace("Additional", "unknown")
-            .replace("Unevaluated", "unknown")
-        )
+    if error.validator in ("additionalProperties", "unevaluatedProperties"):
+        message = str(error.message)
+        keys = message.split(" (", 1)[1].rsplit(" w", 1)[0] if " (" in message else ""
+        return f"unknown properties {keys}".strip() + " (not in the standard)"
     if error.validator in ("enum", "const", "type", "required", "minItems", "maxItems", "minimum", "pattern"):
         message = str(error.message)
         value = _shown(error.instance)
@@ -105,13 +111,17 @@ def schema_problems(raw: Mapping[str, Any], source: str, version: str | None = N
         reason = f"apiVersion {version!r} is not one this gate reads: {', '.join(SCHEMA_VERSIONS)}{hint}"
         return [ConfigError(reason, source=source, field_path="apiVersion")]
     validator = Draft201909Validator(_schema(str(version)))
-    errors: Iterable[Any] = sorted(
-        validator.iter_errors(raw), key=lambda e: [str(p) for p in e.absolute_path]
-    )
-    return [
-        ConfigError(_reason(e), source=source, field_path=format_loc(list(e.absolute_path)) or None)
-        for e in errors
+    found = sorted(validator.iter_errors(raw), key=lambda e: [str(p) for p in e.absolute_path])
+    # properties a failed alternative would have read are "unevaluated" too: the failure says it already
+    failed_at = {tuple(e.absolute_path) for e in found if e.validator != "unevaluatedProperties"}
+    errors: Iterable[Any] = [
+        e for e in found if e.validator != "unevaluatedProperties" or tuple(e.absolute_path) not in failed_at
     ]
+    problems: dict[tuple[str, str], ConfigError] = {}
+    for e in errors:  # one line per field and reason (two alternatives can fail the same way)
+        where, reason = format_loc(list(e.absolute_path)), _reason(e)
+        problems.setdefault((where, reason), ConfigError(reason, source=source, field_path=where or None))
+    return list(problems.values())
 
 
 def read_contract(path: str | Path) -> Contract:

@@ -9,8 +9,8 @@ a constraint and cannot be checked here is a :class:`MappedRule` without a check
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from streaming_dq.config.odcs.rules import ContractOptions, Level, identifier, shown, sql_literal
 
@@ -39,7 +39,19 @@ _FORMATS = {
     "url": "url-format-check",
 }
 
-Add = Callable[[str, str, Level | None, dict[str, Any] | None, str | None], None]
+
+class Add(Protocol):
+    """Records one rule: its kind, place, level and check (or the reason it has none); ``rule`` may name it."""
+
+    def __call__(
+        self,
+        kind: str,
+        where: str,
+        level: Level | None,
+        check: dict[str, Any] | None,
+        reason: str | None,
+        rule: Mapping[str, Any] | None = None,
+    ) -> None: ...
 
 
 def property_rules(obj: Mapping[str, Any], where: str, options: ContractOptions, add: Add) -> None:
@@ -47,7 +59,13 @@ def property_rules(obj: Mapping[str, Any], where: str, options: ContractOptions,
     reason)``; ``add`` gives each check its id, severity and tags."""
     properties = [p for p in obj.get("properties") or [] if isinstance(p, Mapping)]
     expected: dict[str, str] = {}
-    keys: list[tuple[int, str]] = []
+    keys = sorted(
+        (int(p.get("primaryKeyPosition") or 0), i, str(p.get("name") or ""))
+        for i, p in enumerate(properties)
+        if p.get("primaryKey") and p.get("name")
+    )
+    #: A one-column primary key's uniqueness is its ``unique`` (one rule, not two)
+    single_key = keys[0][2] if len(keys) == 1 else None
     for i, prop in enumerate(properties):
         at = f"{where}.properties[{i}]"
         name = str(prop.get("name") or "")
@@ -62,10 +80,12 @@ def property_rules(obj: Mapping[str, Any], where: str, options: ContractOptions,
             expected[name] = "any"
         else:
             expected[name] = _TYPES.get(str(logical), "any") if logical else "any"
-        if prop.get("primaryKey"):
-            keys.append((int(prop.get("primaryKeyPosition") or 0), name))
+        if keys and keys[0][1] == i:  # the key's first column states the key: unique over all its columns
+            columns = [n for _, _, n in keys]
+            named = {"id": f"{obj.get('name') or 'object'}.primaryKey"} if len(columns) > 1 else None
+            add("primaryKey", f"{at}.primaryKey", "row", _unique(columns, options), None, named)
         if prop.get("required") or prop.get("primaryKey"):
-            kind = "required" if prop.get("required") else "primaryKey"
+            kind = "required" if prop.get("required") else "not-null"
             add(
                 kind,
                 f"{at}.required" if prop.get("required") else f"{at}.primaryKey",
@@ -73,7 +93,7 @@ def property_rules(obj: Mapping[str, Any], where: str, options: ContractOptions,
                 {"check": "null-check", "columns": [name]},
                 None,
             )
-        if prop.get("unique"):
+        if prop.get("unique") and name != single_key:
             add("unique", f"{at}.unique", "row", _unique([name], options), None)
         _type_options(name, prop, at, add)
         if prop.get("enum"):
@@ -99,11 +119,6 @@ def property_rules(obj: Mapping[str, Any], where: str, options: ContractOptions,
                     None,
                     "rules on nested fields are not executed yet: only the column itself is checked",
                 )
-    if len(keys) > 1 or (
-        keys and not any(p.get("unique") for p in properties if p.get("name") == keys[0][1])
-    ):
-        columns = [n for _, n in sorted(keys)]
-        add("primaryKey", f"{where}.properties", "row", _unique(columns, options), None)
     if expected:
         add(
             "schema",
