@@ -7,7 +7,7 @@ One family per module: ``null``, ``numeric``, ``temporal`` (date/timestamp), ``s
 ``codes`` (ISO country, currency, language codes) and ``aggregate`` (any curated aggregate, per batch or
 per group), ``outliers`` (values far from the batch's median) and ``gaps`` (empty time windows within a batch), ``statistics`` (variance, correlation, quantiles and
 compliance, mergeable), ``distribution`` (value shares, entropy, distinct-value sets), ``query`` (a SQL query over the batch), ``rows_where`` (the rows a
-predicate holds for, counted or as a percent), ``conversion`` (text that must cast to a type) and
+predicate holds for, counted or as a percent), ``sql_metric`` (one value a query computes), ``conversion`` (text that must cast to a type) and
 ``sequences`` (values that only grow or shrink along an order). docs/checks.md lists every registered check.
 """
 
@@ -40,6 +40,7 @@ from streaming_dq.checks import (  # noqa: F401
     rows_where,
     schema,
     sequences,
+    sql_metric,
     statistics,
     strings,
     temporal,

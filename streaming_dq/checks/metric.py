@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from pydantic import ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from streaming_dq.checks.wording import MetricDetails, number
 from streaming_dq.core.base_check import BaseCheck, ObservableAggregateCheck
@@ -287,6 +287,24 @@ class ComparatorConfig(BaseAggregateCheckConfig):
                 field_path=given[1] if len(given) > 1 else None,
             )
         return self
+
+
+class AllComparatorsConfig(ComparatorConfig):
+    """A config that also offers ``ne`` and ``not-between: [lo, hi]`` (outside the range)."""
+
+    _abstract: ClassVar[bool] = True
+    comparators: ClassVar[tuple[str, ...]] = ALL_COMPARATORS
+    ne: float | None = None
+    not_between: tuple[float, float] | None = Field(default=None, alias="not-between")
+
+    @field_validator("not_between")
+    @classmethod
+    def _ordered_outside(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
+        if value is not None and value[0] > value[1]:
+            raise ConfigError(
+                f"not-between: low ({number(value[0])}) must not exceed high ({number(value[1])})"
+            )
+        return value
 
 
 class _MetricConfig(ComparatorConfig):

@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 from pyspark.sql import functions as F
 
-from streaming_dq.checks.metric import ALL_COMPARATORS, ComparatorConfig, Threshold
-from streaming_dq.checks.wording import MetricDetails, number
+from streaming_dq.checks.metric import ALL_COMPARATORS, AllComparatorsConfig, Threshold
+from streaming_dq.checks.wording import MetricDetails
 from streaming_dq.core.base_check import BaseCheck, ObservableAggregateCheck
 from streaming_dq.core.registry import register_check_config
 from streaming_dq.core.severity import Severity
@@ -91,21 +91,9 @@ class RowsWhereCheck(Threshold, MetricDetails, ObservableAggregateCheck):
 
 
 @register_check_config(check_name="rows-where-check")
-class RowsWhereCheckConfig(ComparatorConfig):
+class RowsWhereCheckConfig(AllComparatorsConfig):
     """``{check: rows-where-check, check-id, where?, unit?: rows | percent, <comparator>}``."""
 
     check_class: ClassVar[type[BaseCheck]] = RowsWhereCheck
-    comparators: ClassVar[tuple[str, ...]] = ALL_COMPARATORS
     where: str | None = Field(default=None, min_length=1)
     unit: Unit = "rows"
-    ne: float | None = None
-    not_between: tuple[float, float] | None = Field(default=None, alias="not-between")
-
-    @field_validator("not_between")
-    @classmethod
-    def _ordered_outside(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
-        if value is not None and value[0] > value[1]:
-            raise ConfigError(
-                f"not-between: low ({number(value[0])}) must not exceed high ({number(value[1])})"
-            )
-        return value

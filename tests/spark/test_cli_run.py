@@ -306,3 +306,40 @@ def test_an_intended_stop_prints_its_line_and_the_traces_go_to_the_trace_file(tm
     ], done.stderr
     logged = trace.read_text(encoding="utf-8")
     assert "terminated with error" in logged and "GateFailedError" in logged  # nothing lost: it is there
+
+
+def test_run_judges_the_orders_stream_by_its_data_contract(tmp_path: Path) -> None:
+    """#59: the orders job with its checks from jobs/orders/orders.odcs.yaml (contract: instead of checks:),
+    through `streaming-dq run`: rows out by the contract's row rules, every verdict named by the rule's id."""
+    _, summary = make_orders_job(tmp_path, batches=2, rows=40)
+    jobs = Path(__file__).resolve().parents[2] / "jobs" / "orders"
+    (tmp_path / "orders.odcs.yaml").write_text((jobs / "orders.odcs.yaml").read_text(encoding="utf-8"))
+    config = tmp_path / "contract.yaml"
+    config.write_text((jobs / "contract.yaml").read_text(encoding="utf-8").replace("port: 9109", "port: 0"))
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "COLUMNS": "200"}
+    done = subprocess.run([str(CLI), "run", str(config), "--available-now"], capture_output=True, text=True,
+                          timeout=900, env=env, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1, (
+        done.stdout + done.stderr[-3000:]
+    )  # the generator's faults break critical rules
+    tables = tmp_path / "data" / "tables"
+    passed = read_table(str(tables / "orders_contract_pass"))
+    quarantined = read_table(str(tables / "orders_contract_quarantine"))
+    assert passed.num_rows + quarantined.num_rows == summary["records"]
+    reasons = {e["check-id"] for errors in quarantined.column("_dq_errors").to_pylist() for e in errors}
+    # the generator's faults, each quarantined by the contract rule that states it (a repeated order id breaks
+    # the critical duplicateValues rule, so those batches are held back whole, as the contract says)
+    assert {"order_id.not-null", "currency.enum", "order-id-duplicates", "malformed-record"} <= reasons, (
+        reasons
+    )
+    results = read_table(str(tables / "orders_contract_results")).to_pylist()
+    judged = {r["check_id"] for r in results if r["kind"] != "batch"}
+    listed = subprocess.run(
+        [str(CLI), "contract", str(config), "--json"], capture_output=True, text=True, timeout=120
+    )
+    mapping = json.loads(listed.stdout)["contract"]
+    assert (mapping["id"], mapping["version"], mapping["rules"], mapping["executable"]) == (
+        "urn:datacontract:shop:orders", "1.2.0", 20, 19)  # fmt: skip
+    runs = {m["check_id"] for m in mapping["mapping"] if m.get("check_id")}
+    assert {"order-id-duplicates", "basket-size", "batch-volume", "orders.schema"} <= judged <= runs | {
+        "malformed-record", "unknown-fields"}  # fmt: skip

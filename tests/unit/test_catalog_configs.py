@@ -67,6 +67,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "stddev-check": {"column": "a", "lt": 5},
     "null-count-check": {"column": "a", "eq": 0},
     "rows-where-check": {"where": "a IS NULL", "unit": "percent", "not-between": [1, 5]},
+    "sql-metric-check": {"query": "SELECT avg(a) FROM {{ input_view }}", "ne": 0},
     "distinct-count-check": {"column": "a", "between": [1, 100]},
     "anomaly-check": {"metric": {"check": "row-count"}, "scope": {"window": "1 day"}},
     "empty-check": {"columns": ["s"]},
@@ -159,6 +160,7 @@ ROW_LEVEL = {
 }
 CLASSIC = {
     "in-distribution-check",
+    "sql-metric-check",
     "entropy-check",
     "distinct-values-check",
     "aggregate-check",

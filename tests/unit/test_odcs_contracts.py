@@ -161,7 +161,7 @@ def test_library_metrics_become_counts_of_rows_with_the_rules_operator_and_unit(
     assert rules["pattern"].check["where"] == "`s` IS NOT NULL AND NOT (`s` RLIKE '^[a-z]$')"
     assert rules["pattern"].check["not-between"] == [1, 4]
     assert rules["no-args"].reason == "invalidValues needs arguments.validValues or arguments.pattern"
-    assert rules["dups"].check["check"] == "sql-query-check"
+    assert rules["dups"].check["check"] == "sql-metric-check" and rules["dups"].check["gt"] == 1
     assert "count(DISTINCT `s`)" in rules["dups"].check["query"] and "100D *" in rules["dups"].check["query"]
     assert rules["volume"].check == {
         **rules["volume"].check,
@@ -182,11 +182,9 @@ def test_sql_rules_read_the_batch_for_object_and_the_column_for_property(tmp_pat
     ]}], quality=[
         {"id": "object-property", "type": "sql", "query": "SELECT count({property}) FROM {object}", "mustBe": 1},
     ]))  # fmt: skip
-    assert rules["q31"].check["query"] == (
-        "SELECT NOT coalesce(v = 0, false) AS condition FROM "
-        "(SELECT count(*) FROM {{ input_view }} WHERE `amount` < 0) AS __dq_rule(v)"
-    )
-    assert "(SELECT max(`amount`) FROM {{ input_view }})" in rules["q30"].check["query"]
+    assert rules["q31"].check == {**rules["q31"].check, "check": "sql-metric-check", "eq": 0.0,
+        "query": "SELECT count(*) FROM {{ input_view }} WHERE `amount` < 0"}  # fmt: skip
+    assert rules["q30"].check["query"] == "SELECT max(`amount`) FROM {{ input_view }}"
     assert "from {{ input_view }} where amount > 5" in rules["named"].check["query"]
     assert (
         rules["elsewhere"].reason

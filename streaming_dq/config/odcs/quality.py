@@ -5,7 +5,7 @@ quarantines the batch, as every aggregate does):
 
 * ``library`` metrics ``nullValues``, ``missingValues``, ``invalidValues`` and ``rowCount`` become a
   ``rows-where-check`` (a count in the batch's one pass, in rows or percent, every operator);
-  ``duplicateValues`` (of a property, or of ``arguments.properties`` on the object) a ``sql-query-check`` over
+  ``duplicateValues`` (of a property, or of ``arguments.properties`` on the object) a ``sql-metric-check`` over
   the batch (non-NULL values minus distinct values; percent of the non-NULL values);
 * ``sql``: the query's single value compared by the rule's operator, ``{object}`` (and ``FROM <the object's
   name>``) read as the batch, ``{property}`` as the property's column (``${...}`` too, as ODCS 3.0 wrote them);
@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from streaming_dq.config.odcs.rules import OPERATORS, Level, comparator_of, identifier, shown, sql_literal
+from streaming_dq.config.odcs.rules import Level, comparator_of, identifier, shown, sql_literal
 
 __all__ = ["quality_rules"]
 
@@ -130,23 +130,10 @@ def _in(c: str, values: list[Any], *, null_counts: bool) -> str:
     return " OR ".join(parts) or "false"
 
 
-#: The SQL of each comparator, on the value ``v`` (between: both ends inclusive, as every between here).
-def _holds(key: str, value: Any) -> str:
-    if key == "between":
-        return f"v BETWEEN {sql_literal(value[0])} AND {sql_literal(value[1])}"
-    if key == "not-between":
-        return f"NOT (v BETWEEN {sql_literal(value[0])} AND {sql_literal(value[1])})"
-    op = {"eq": "=", "ne": "<>", "gt": ">", "ge": ">=", "lt": "<", "le": "<="}[key]
-    return f"v {op} {sql_literal(value)}"
-
-
-def _judged(value_sql: str, key: str, value: Any, message: str) -> dict[str, Any]:
-    """A dataset-level sql-query-check: every row of the batch fails when the single value breaks the rule (a
-    NULL value breaks it: the metric is undefined)."""
-    query = (
-        f"SELECT NOT coalesce({_holds(key, value)}, false) AS condition FROM ({value_sql}) AS __dq_rule(v)"
-    )
-    return {"check": "sql-query-check", "query": query, "message": message}
+def _judged(value_sql: str, key: str, value: Any, label: str) -> dict[str, Any]:
+    """A sql-metric-check: the query's one value against the rule's operator (a boolean bound is 1 or 0)."""
+    bound = [float(v) for v in value] if isinstance(value, list) else float(value)
+    return {"check": "sql-metric-check", "query": value_sql, "label": label, key: bound}
 
 
 def _duplicates(
@@ -159,13 +146,8 @@ def _duplicates(
     metric = (
         dups if unit == "rows" else f"CASE WHEN {counted} = 0 THEN 0D ELSE 100D * ({dups}) / {counted} END"
     )
-    what = f"duplicate values of {', '.join(columns)}" + (" (% of non-NULL)" if unit == "percent" else "")
-    return _judged(f"SELECT {metric} FROM {{{{ input_view }}}}", key, value, f"{what} break {_says(rule)}")
-
-
-def _says(rule: Mapping[str, Any]) -> str:
-    operator = next((k for k in OPERATORS if k in rule), None)
-    return f"{operator} {shown(rule[operator])}" if operator else "the rule"
+    what = f"Duplicate values of {', '.join(columns)}" + (" (% of non-NULL)" if unit == "percent" else "")
+    return _judged(f"SELECT {metric} FROM {{{{ input_view }}}}", key, value, what)
 
 
 _OBJECT = re.compile(r"\$?\{object\}")
@@ -202,7 +184,17 @@ def _sql(rule: Mapping[str, Any], at: str, obj_name: str, prop: str | None, add:
         )
         return
     key, value = comparison
-    add("sql", at, "batch", _judged(text, key, value, f"the contract's SQL breaks {_says(rule)}"), None, rule)
+    if not (_numeric(value) or isinstance(value, bool)):
+        add(
+            "sql",
+            at,
+            None,
+            None,
+            f"{shown(value)} is not a number or boolean to compare the value with",
+            rule,
+        )
+        return
+    add("sql", at, "batch", _judged(text, key, value, "The contract's SQL value"), None, rule)
 
 
 def _custom(rule: Mapping[str, Any], at: str, add: Add) -> None:
