@@ -31,6 +31,7 @@ from streaming_dq.config.odcs.rules import ContractOptions
 from streaming_dq.core.alerting import AlertThreshold
 from streaming_dq.core.modes import (
     CloseWindows,
+    ExtraColumns,
     FileFormat,
     LateDataPolicy,
     Routing,
@@ -271,7 +272,7 @@ class ContractSection(Section):
     references: dict[str, NonEmpty] = Field(
         default_factory=dict, description="ODCS object -> the reference-datasets entry holding its rows."
     )
-    extra_columns: Literal["fail", "allow"] = Field(
+    extra_columns: ExtraColumns = Field(
         default="fail", description="Whether a column the contract does not describe breaks its schema rule."
     )
     severity: Severity = Field(

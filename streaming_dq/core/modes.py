@@ -38,6 +38,8 @@ __all__ = [
 
 #: Which Delta writer: delta-rs on the driver, Delta's Spark writer, or Spark's when the session loads Delta.
 WriterName = Literal["auto", "delta-rs", "spark"]
+#: A data contract's schema rule: whether a column the contract does not describe breaks it (docs/contracts.md).
+ExtraColumns = Literal["fail", "allow"]
 #: Where the rows are split: collected to the driver, kept on the executors, or chosen from the writer.
 Routing = Literal["auto", "driver", "distributed"]
 RouterName = Literal["driver", "distributed"]

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Literal
 
+from streaming_dq.core.modes import ExtraColumns
 from streaming_dq.core.severity import Severity
 
 __all__ = [
@@ -54,7 +55,7 @@ class ContractOptions:
     #: ODCS object name -> the name of a ``reference-datasets`` entry holding its rows (foreign keys).
     references: Mapping[str, str] = field(default_factory=dict)
     #: Whether a column the contract does not describe breaks the schema rule (``fail``) or not (``allow``).
-    extra_columns: Literal["fail", "allow"] = "fail"
+    extra_columns: ExtraColumns = "fail"
     #: The severity of the property rules (ODCS gives them none) and of quality rules without one.
     severity: Severity = Severity.CRITICAL
 
