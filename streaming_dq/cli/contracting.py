@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -25,12 +25,20 @@ def contract_line(mapping: Any) -> str:
     )
 
 
-def contract(config: ConfigArg, as_json: JsonOption = False) -> None:
+def contract(
+    config: ConfigArg,
+    as_json: JsonOption = False,
+    batches: Annotated[
+        int, typer.Option("--batches", min=0, help="Also how many of the rules held in the last N batches.")
+    ] = 0,
+) -> None:
     """Print how each rule of the gate's data contract (`contract:`, ODCS v3) was mapped: the check it became
     (row-level: a row that breaks it is quarantined; batch: it judges the batch), or why it is not executable.
 
-    Nothing is dropped in silence: every rule of the judged schema object is listed. Exit 0, or 2 when the
-    config or the contract is invalid (`FILE: path.to.field: reason`) or the config has no `contract:`.
+    Nothing is dropped in silence: every rule of the judged schema object is listed. With `--batches N`, the
+    results table's verdicts in contract terms: per batch, how many of the contract's rules held and which
+    broke. Exit 0, or 2 when the config or the contract is invalid (`FILE: path.to.field: reason`) or the
+    config has no `contract:`.
     """
     from streaming_dq.config.loader import inspect_gate_config
 
@@ -45,8 +53,12 @@ def contract(config: ConfigArg, as_json: JsonOption = False) -> None:
         else:
             typer.echo(message, err=True)
         raise typer.Exit(EXIT_USAGE)
+    held = _held(loaded, mapping, batches) if batches else None
     if as_json:
-        typer.echo(json.dumps({"ok": True, "file": str(config), "contract": mapping.summary()}, indent=2))
+        doc = {"ok": True, "file": str(config), "contract": mapping.summary()}
+        if held is not None:
+            doc["batches"] = held
+        typer.echo(json.dumps(doc, indent=2))
         return
     table = Table(title=escape(contract_line(mapping)), title_justify="left", show_lines=False)
     for column in ("rule", "where in the contract", "kind", "level", "check / why not"):
@@ -60,3 +72,31 @@ def contract(config: ConfigArg, as_json: JsonOption = False) -> None:
     out.print(table)
     for note in mapping.notes:
         out.print(f"note: {escape(note)}")
+    version = f" v{mapping.version}" if mapping.version else ""
+    for batch in held or []:
+        broken = f"; broke: {', '.join(batch['broken'])}" if batch["broken"] else ""
+        unjudged = f"; not judged: {len(batch['not_judged'])}" if batch["not_judged"] else ""
+        out.print(escape(
+            f"batch {batch['batch_id']}: contract {mapping.contract_id}{version}: "
+            f"{batch['held']}/{batch['rules']} rules held{broken}{unjudged}"
+        ))  # fmt: skip
+
+
+def _held(loaded: Any, mapping: Any, last: int) -> list[dict[str, Any]]:
+    """The last ``last`` batches of the gate's results table, in contract terms (none without the table)."""
+    from deltalake.exceptions import TableNotFoundError
+
+    from streaming_dq.tables.reading import read_table, sql_literal
+
+    if loaded.targets.results is None:
+        raise typer.BadParameter("the config has no targets.results table to read", param_hint="--batches")
+    target = loaded.table("results")
+    try:
+        rows = read_table(
+            target.uri,
+            storage_options=target.storage_options,
+            predicate=f"gate = {sql_literal(loaded.gate.name)}",
+        ).to_pylist()
+    except TableNotFoundError:  # no batch has run yet: no verdicts to show
+        return []
+    return list(mapping.held_by_batch(rows, last))

@@ -32,8 +32,8 @@ def classic_results(
         plan: The batch's plan.
         aggregates: The pass's values (which regimes are present, and how many rows each has).
         frame: The batch with the regime ordinal (:meth:`~streaming_dq.engine.plan.ValidationPlan.with_regime`),
-            or the annotated batch; the gate's columns (``__dq_*``) and the source's corrupt-record column are
-            dropped before a check sees it.
+            or the annotated batch; the gate's columns (``__dq_*``) and the source's corrupt-record and
+            unknown-fields columns are dropped before a check sees it.
 
     Raises:
         InternalError: The plan has classic checks and no ``frame`` was given.
@@ -45,7 +45,15 @@ def classic_results(
         raise InternalError("classic aggregate checks need the batch's DataFrame")
     from pyspark.sql import functions as F
 
+    from streaming_dq.checks.unknown_fields import UnknownFieldsCheck
+
     rows, present = rows_present(plan, aggregates)
+    # the data's own columns: not the gate's (__dq_*), nor the source's bookkeeping (its corrupt-record column,
+    # its unknown-fields column), which a schema check would count as columns the data has
+    kept = {
+        plan.malformed_column,
+        *(c for k in plan.row_checks if isinstance(k, UnknownFieldsCheck) for c in k.columns),
+    }
     out = []
     for check in checks:
         order = plan.declaration_order[check.check_id]
@@ -53,9 +61,7 @@ def classic_results(
         for _g, group, folded in aggregate_units(plan, check, present, rows):
             scope = frozenset(group.ordinals).union(*(groups[x].ordinals for x in folded))
             scoped = frame if not plan.regimes.split else frame.filter(plan.regimes.membership_column(scope))
-            # the data's own columns: not the gate's, nor the source's corrupt-record column (a schema check
-            # would count it as a column the data has)
-            own = [c for c in scoped.columns if not c.startswith("__dq_") and c != plan.malformed_column]
+            own = [c for c in scoped.columns if not c.startswith("__dq_") and c not in kept]
             scoped = scoped.select(*[F.col(f"`{c}`") for c in own])
             out.append((order, judged(plan, check, group, folded, scoped)))
     return out

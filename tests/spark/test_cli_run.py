@@ -343,3 +343,54 @@ def test_run_judges_the_orders_stream_by_its_data_contract(tmp_path: Path) -> No
     runs = {m["check_id"] for m in mapping["mapping"] if m.get("check_id")}
     assert {"order-id-duplicates", "basket-size", "batch-volume", "orders.schema"} <= judged <= runs | {
         "malformed-record", "unknown-fields"}  # fmt: skip
+    # the results in contract terms, per batch, from the results table
+    held = subprocess.run([str(CLI), "contract", str(config), "--batches", "5", "--json"], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    per_batch = json.loads(held.stdout)["batches"]
+    assert [b["batch_id"] for b in per_batch] == [0, 1]
+    for batch in per_batch:
+        rows = [r for r in results if r["batch_id"] == batch["batch_id"] and r["kind"] in ("row", "aggregate")]
+        broken = sorted(r["check_id"] for r in rows if r["status"] == "failed" and r["check_id"] in runs)
+        assert sorted(batch["broken"]) == broken and batch["rules"] == 19
+        assert batch["held"] == sum(r["status"] == "passed" and r["check_id"] in runs for r in rows)
+        assert "daily-volume" in batch["not_judged"]  # a window's rule: judged when its day closes
+    text = subprocess.run([str(CLI), "contract", str(config), "--batches", "1"], capture_output=True, text=True,
+                          timeout=120, env={**env, "COLUMNS": "200"}).stdout  # fmt: skip
+    assert re.search(r"^batch 1: contract urn:datacontract:shop:orders v1\.2\.0: \d+/19 rules held; broke: ", text,
+                     re.M), text  # fmt: skip
+
+
+def test_run_executes_a_contract_from_the_odcs_repository(tmp_path: Path) -> None:
+    """#59: the ODCS repository's own accuracy example (a sql rule naming its table, a number property) as a
+    gate's checks through `streaming-dq run`: the batch with a value out of range breaks it and is held back."""
+    example = Path(__file__).resolve().parents[1] / "data" / "odcs-examples" / "quality--column-accuracy.odcs.yaml"
+    (tmp_path / "air.odcs.yaml").write_text(example.read_text(encoding="utf-8"), encoding="utf-8")
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    for i, values in enumerate(([12.5, 40.0, 499.0], [3.0, 612.0])):
+        path = landing / f"{i}.json"
+        path.write_text("".join(json.dumps({"DataValue": v}) + "\n" for v in values), encoding="utf-8")
+        os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))
+    config = tmp_path / "air.yaml"
+    config.write_text(
+        "gate: {name: air}\n"
+        "source: {format: json, path: landing, schema: 'DataValue DOUBLE', max-files-per-trigger: 1}\n"
+        "checkpoint: state\n"
+        "targets: {pass: t/pass, quarantine: t/quarantine, results: t/results, writer: delta-rs}\n"
+        "contract: {path: air.odcs.yaml}\n"
+        "metrics: {prometheus: {port: 0}}\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "COLUMNS": "200"}
+    done = subprocess.run([str(CLI), "run", str(config), "--available-now"], capture_output=True, text=True,
+                          timeout=600, env=env, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
+    passed = read_table(str(tmp_path / "t" / "pass")).column("DataValue").to_pylist()
+    quarantined = read_table(str(tmp_path / "t" / "quarantine"))
+    assert sorted(passed) == [12.5, 40.0, 499.0]
+    assert sorted(quarantined.column("DataValue").to_pylist()) == [3.0, 612.0]
+    assert {e["check-id"] for errors in quarantined.column("_dq_errors").to_pylist() for e in errors} == {
+        "DataValue.sql"}  # fmt: skip
+    results = read_table(str(tmp_path / "t" / "results")).to_pylist()
+    [broken] = [r for r in results if r["check_id"] == "DataValue.sql" and r["status"] == "failed"]
+    assert (broken["batch_id"], broken["raw_value"]) == (1, 1.0)  # one value outside (0, 500)

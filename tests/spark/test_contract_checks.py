@@ -94,6 +94,7 @@ def _contract(tmp_path: Path) -> tuple[Path, dict[str, tuple[bool, float]]]:
     return path, expected
 
 
+@pytest.mark.compat  # every Spark tier runs it too (#56): the contract's checks on each Spark
 def test_each_library_metric_and_operator_against_counts_taken_by_hand(spark, tmp_path: Path) -> None:
     path, expected = _contract(tmp_path)
     mapping, built, problems = contract_checks(str(path), ContractOptions(), {})

@@ -10,7 +10,7 @@ prints every rule. Properties: :mod:`~streaming_dq.config.odcs.properties`; qual
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +55,32 @@ class ContractMapping:
     def checks(self) -> list[dict[str, Any]]:
         """The check configs of the executable rules (our format, ready for the check factory)."""
         return [r.check for r in self.rules if r.check is not None]
+
+    def held_by_batch(self, rows: Sequence[Mapping[str, Any]], last: int) -> list[dict[str, Any]]:
+        """What the results table says about the contract's rules in the ``last`` batches of ``rows`` (the gate's
+        results rows): per batch, the rules that held, broke, or were not judged (a window's rule until its
+        window closes, one a profile turned off), so a catalog can show "v1.2.0: 17/19 rules held on batch 812"."""
+        ids = [r.rule_id for r in self.rules if r.executable]
+        batches = sorted(
+            {(r["validation_ts"], r["app_id"], r["batch_id"]) for r in rows if r.get("kind") == "batch"},
+            key=lambda t: (t[0] is None, t[0]),
+        )[-last:]
+        out = []
+        for _, app_id, batch_id in batches:
+            status = {
+                r["check_id"]: r["status"]
+                for r in rows
+                if r.get("app_id") == app_id
+                and r.get("batch_id") == batch_id
+                and r.get("kind") in ("row", "aggregate")
+            }
+            held = [i for i in ids if status.get(i) == "passed"]
+            broken = [i for i in ids if status.get(i) == "failed"]
+            out.append({
+                "batch_id": batch_id, "held": len(held), "rules": len(ids), "broken": broken,
+                "not_judged": [i for i in ids if i not in held and i not in broken],
+            })  # fmt: skip
+        return out
 
     def summary(self) -> dict[str, Any]:
         """The contract in ``--json`` outputs: its id, version, object and each rule's mapping."""
