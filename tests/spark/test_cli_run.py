@@ -349,7 +349,9 @@ def test_run_judges_the_orders_stream_by_its_data_contract(tmp_path: Path) -> No
     per_batch = json.loads(held.stdout)["batches"]
     assert [b["batch_id"] for b in per_batch] == [0, 1]
     for batch in per_batch:
-        rows = [r for r in results if r["batch_id"] == batch["batch_id"] and r["kind"] in ("row", "aggregate")]
+        rows = [
+            r for r in results if r["batch_id"] == batch["batch_id"] and r["kind"] in ("row", "aggregate")
+        ]
         broken = sorted(r["check_id"] for r in rows if r["status"] == "failed" and r["check_id"] in runs)
         assert sorted(batch["broken"]) == broken and batch["rules"] == 19
         assert batch["held"] == sum(r["status"] == "passed" and r["check_id"] in runs for r in rows)
@@ -363,7 +365,9 @@ def test_run_judges_the_orders_stream_by_its_data_contract(tmp_path: Path) -> No
 def test_run_executes_a_contract_from_the_odcs_repository(tmp_path: Path) -> None:
     """#59: the ODCS repository's own accuracy example (a sql rule naming its table, a number property) as a
     gate's checks through `streaming-dq run`: the batch with a value out of range breaks it and is held back."""
-    example = Path(__file__).resolve().parents[1] / "data" / "odcs-examples" / "quality--column-accuracy.odcs.yaml"
+    example = (
+        Path(__file__).resolve().parents[1] / "data" / "odcs-examples" / "quality--column-accuracy.odcs.yaml"
+    )
     (tmp_path / "air.odcs.yaml").write_text(example.read_text(encoding="utf-8"), encoding="utf-8")
     landing = tmp_path / "landing"
     landing.mkdir()
