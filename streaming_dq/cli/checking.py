@@ -167,11 +167,22 @@ def run_check(
             typer.echo(f"error: {exc}", err=True)
             return EXIT_USAGE
         shown = _examples(result, examples, config.source.malformed_column if config else None)
+        mapping = config.contract_mapping if config is not None else None
+        held = None
+        if mapping is not None:  # the run in contract terms (docs/contracts.md)
+            statuses: dict[str, str] = {a.check_id: a.status for a in result.aggregate_results}
+            statuses.update({r.check.check_id: r.status for r in result.outcome.row_results})
+            held = mapping.held_in(statuses)
         if as_json:
-            typer.echo(json.dumps(_document(result, fail_on, shown), indent=2, default=str))
+            document = _document(result, fail_on, shown)
+            if mapping is not None:
+                document["contract"] = {"id": mapping.contract_id, "version": mapping.version, **(held or {})}
+            typer.echo(json.dumps(document, indent=2, default=str))
         else:
             typer.echo(f"{data}: {result.summary()}")
             typer.echo(str(result.report()).rstrip())
+            if mapping is not None and held is not None:
+                typer.echo(mapping.line(held))
             for row in shown:
                 typer.echo(f"failed row: {json.dumps(row, default=str)}")
         return _exit_code(result, fail_on)

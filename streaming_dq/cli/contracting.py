@@ -72,14 +72,8 @@ def contract(
     out.print(table)
     for note in mapping.notes:
         out.print(f"note: {escape(note)}")
-    version = f" v{mapping.version}" if mapping.version else ""
     for batch in held or []:
-        broken = f"; broke: {', '.join(batch['broken'])}" if batch["broken"] else ""
-        unjudged = f"; not judged: {len(batch['not_judged'])}" if batch["not_judged"] else ""
-        out.print(escape(
-            f"batch {batch['batch_id']}: contract {mapping.contract_id}{version}: "
-            f"{batch['held']}/{batch['rules']} rules held{broken}{unjudged}"
-        ))  # fmt: skip
+        out.print(escape(f"batch {batch['batch_id']}: {mapping.line(batch)}"))
 
 
 def _held(loaded: Any, mapping: Any, last: int) -> list[dict[str, Any]]:

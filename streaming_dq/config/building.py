@@ -28,6 +28,12 @@ class BuiltCheck:
     index: int
     config: BaseCheckConfig
     check: BaseCheck
+    #: Where the check was written, when not ``checks[index]`` (a contract's rule: ``contract.schema[0]...``).
+    where: str | None = None
+
+    @property
+    def place(self) -> str:
+        return self.where or f"checks[{self.index}]"
 
 
 def _join(prefix: str, path: str | None) -> str:

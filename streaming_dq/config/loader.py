@@ -258,8 +258,11 @@ def inspect_gate_config(path: str | Path) -> tuple[GateConfig | None, list[Confi
         from streaming_dq.config.odcs import contract_checks
 
         taken = {b.check.check_id: f"checks[{b.index}]" for b in built}
+        from streaming_dq.tables.storage import merged
+
+        store = merged(config.storage_options, config.contract.storage_options)
         mapping, from_contract, contract_problems = contract_checks(
-            config.contract.path, config.contract.options(), taken
+            config.contract.path, config.contract.options(), taken, store
         )
         check_problems += contract_problems
         problems += contract_problems

@@ -278,6 +278,10 @@ class ContractSection(Section):
     severity: Severity = Field(
         default=Severity.CRITICAL, description="Of property rules, and of quality rules that give none."
     )
+    storage_options: dict[str, OptionValue] = Field(
+        default_factory=dict,
+        description="Object-store options of the contract's URL (over the gate-wide storage-options).",
+    )
 
     @field_validator("unique_horizon", mode="before")
     @classmethod

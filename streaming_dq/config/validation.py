@@ -60,7 +60,7 @@ def _unknown_fields_problems(config: GateConfig, built: list[BuiltCheck]) -> lis
         )
     problems += [
         (
-            f"checks[{b.index}].check-id",
+            f"{b.place}.check-id",
             f"{UNKNOWN_FIELDS_CHECK_ID!r} is the built-in check on undeclared fields",
         )
         for b in built
@@ -93,22 +93,22 @@ def cross_problems(
             )
         for b in built:
             problems += [
-                (f"checks[{b.index}].{path}", f"column {column!r} is not in source.schema")
+                (f"{b.place}.{path}", f"column {column!r} is not in source.schema")
                 for path, column in _column_refs(b)
                 if column not in known
             ]
             problems += [
-                (f"checks[{b.index}].{path}", f"{reason} (source.schema)")
+                (f"{b.place}.{path}", f"{reason} (source.schema)")
                 for _, path, reason in column_type_problems([b.check], known, missing=False)
             ]
     for b in built:
         if getattr(b.check, "scope", None) is not None and event_time is None:
-            problems.append((f"checks[{b.index}].scope", "a window-scoped check needs gate.event-time"))
+            problems.append((f"{b.place}.scope", "a window-scoped check needs gate.event-time"))
         name = getattr(b.config, "reference_dataset", None)
         if isinstance(name, str) and name not in config.reference_datasets:
             available = ", ".join(config.reference_datasets) or "none configured"
             reason = f"reference dataset {name!r} is not in reference-datasets ({available})"
-            problems.append((f"checks[{b.index}].reference-dataset", reason))
+            problems.append((f"{b.place}.reference-dataset", reason))
     if all_built:
         targets = [CheckTarget.from_check(b.check) for b in built]
         for p, profile in enumerate(config.profiles):

@@ -83,6 +83,11 @@ def read_yaml(path: str | Path) -> Any:
         raise ConfigError("no such file", source=source) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read the file: {exc}", source=source) from None
+    return parse_yaml(text, source)
+
+
+def parse_yaml(text: str, source: str) -> Any:
+    """Parse YAML text read from ``source`` (named in errors) as :func:`read_yaml` does."""
     try:
         return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: safe
     except yaml.MarkedYAMLError as exc:

@@ -285,3 +285,43 @@ def test_an_azure_container_or_key_the_store_refuses_is_one_line_without_the_key
     assert refused is not None and "AuthorizationFailure" in refused and "\n" not in refused, refused
     assert all(options["AZURE_STORAGE_ACCOUNT_KEY"][10:30] not in text for text in (missing, refused))
     assert all(wrong["AZURE_STORAGE_ACCOUNT_KEY"][10:30] not in text for text in (missing, refused))
+
+
+def test_a_contract_on_the_store_is_read_with_the_configs_storage_options_and_a_wrong_key_is_one_line(
+    tmp_path: Path, s3: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#59: ``contract: {path: s3://...}`` is read from the store with the gate-wide storage options; a wrong
+    secret fails validation in one line naming the contract's URL, without the secret."""
+    from streaming_dq.config.loader import inspect_gate_config
+
+    contract = Path(__file__).resolve().parents[2] / "jobs" / "orders" / "orders.odcs.yaml"
+    key = f"contracts-{tmp_path.name}/orders.odcs.yaml"
+    s3.client().upload_file(str(contract), "lake", key)
+    (tmp_path / "landing").mkdir()
+    config = tmp_path / "gate.yaml"
+    config.write_text(
+        "gate: {name: g, event-time: order_ts}\n"
+        "source: {format: json, path: landing, schema: 'order_id STRING, order_ts TIMESTAMP, customer_id STRING, "
+        "amount DOUBLE, currency STRING, status STRING, channel STRING, items INT'}\n"
+        "checkpoint: state\n"
+        "targets: {pass: t/pass, quarantine: t/quarantine}\n"
+        f"contract: {{path: 's3://lake/{key}', schema: orders}}\n" + STORAGE.format(endpoint=s3.endpoint),
+        encoding="utf-8",
+    )
+    for name, value in cli_env(s3).items():
+        monkeypatch.setenv(name, value)
+    loaded, problems = inspect_gate_config(config)
+    assert not problems and loaded is not None, [str(p) for p in problems]
+    mapping = loaded.contract_mapping
+    assert (mapping.contract_id, mapping.version, len(mapping.rules)) == (
+        "urn:datacontract:shop:orders",
+        "1.2.0",
+        20,
+    )
+    assert mapping.source == f"s3://lake/{key}"
+    wrong = "not-the-secret-0123456789"
+    monkeypatch.setenv("DQ_S3_SECRET", wrong)
+    _, problems = inspect_gate_config(config)
+    [problem] = problems
+    assert problem.source == f"s3://lake/{key}" and problem.reason.startswith("cannot read the contract: ")
+    assert wrong not in str(problem) and s3.secret_key not in str(problem)

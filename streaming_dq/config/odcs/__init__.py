@@ -56,31 +56,36 @@ class ContractMapping:
         """The check configs of the executable rules (our format, ready for the check factory)."""
         return [r.check for r in self.rules if r.check is not None]
 
+    def held_in(self, statuses: Mapping[str, str]) -> dict[str, Any]:
+        """The executable rules that held, broke, or gave no verdict, from each check's status (``passed``,
+        ``failed``, ``skipped``) by check id: what one batch or one `check` run says in contract terms."""
+        ids = [r.rule_id for r in self.rules if r.executable]
+        held = [i for i in ids if statuses.get(i) == "passed"]
+        broken = [i for i in ids if statuses.get(i) == "failed"]
+        unjudged = [i for i in ids if i not in held and i not in broken]
+        return {"held": len(held), "rules": len(ids), "broken": broken, "not_judged": unjudged}
+
     def held_by_batch(self, rows: Sequence[Mapping[str, Any]], last: int) -> list[dict[str, Any]]:
         """What the results table says about the contract's rules in the ``last`` batches of ``rows`` (the gate's
-        results rows): per batch, the rules that held, broke, or were not judged (a window's rule until its
-        window closes, one a profile turned off), so a catalog can show "v1.2.0: 17/19 rules held on batch 812"."""
-        ids = [r.rule_id for r in self.rules if r.executable]
+        results rows): per batch, :meth:`held_in` (a window's rule gives no verdict until its window closes, one a
+        profile turned off none either), so a catalog can show "v1.2.0: 17/19 rules held on batch 812"."""
         batches = sorted(
             {(r["validation_ts"], r["app_id"], r["batch_id"]) for r in rows if r.get("kind") == "batch"},
             key=lambda t: (t[0] is None, t[0]),
         )[-last:]
         out = []
         for _, app_id, batch_id in batches:
-            status = {
-                r["check_id"]: r["status"]
-                for r in rows
-                if r.get("app_id") == app_id
-                and r.get("batch_id") == batch_id
-                and r.get("kind") in ("row", "aggregate")
-            }
-            held = [i for i in ids if status.get(i) == "passed"]
-            broken = [i for i in ids if status.get(i) == "failed"]
-            out.append({
-                "batch_id": batch_id, "held": len(held), "rules": len(ids), "broken": broken,
-                "not_judged": [i for i in ids if i not in held and i not in broken],
-            })  # fmt: skip
+            mine = [r for r in rows if r.get("app_id") == app_id and r.get("batch_id") == batch_id]
+            statuses = {r["check_id"]: r["status"] for r in mine if r.get("kind") in ("row", "aggregate")}
+            out.append({"batch_id": batch_id, **self.held_in(statuses)})
         return out
+
+    def line(self, held: Mapping[str, Any]) -> str:
+        """``contract ID vVERSION: 17/19 rules held; broke: a, b; not judged: 1``."""
+        version = f" v{self.version}" if self.version else ""
+        broken = f"; broke: {', '.join(held['broken'])}" if held["broken"] else ""
+        unjudged = f"; not judged: {len(held['not_judged'])}" if held["not_judged"] else ""
+        return f"contract {self.contract_id}{version}: {held['held']}/{held['rules']} rules held{broken}{unjudged}"
 
     def summary(self) -> dict[str, Any]:
         """The contract in ``--json`` outputs: its id, version, object and each rule's mapping."""
@@ -207,13 +212,17 @@ def _subject(obj: Mapping[str, Any], where: str) -> str:
 
 
 def contract_checks(
-    path: str | Contract, options: ContractOptions, taken: Mapping[str, str]
+    path: str | Contract,
+    options: ContractOptions,
+    taken: Mapping[str, str],
+    storage_options: Mapping[str, str] | None = None,
 ) -> tuple[ContractMapping | None, list[Any], list[ConfigError]]:
     """Read the contract at ``path`` (or take one read), map it and build its executable rules' checks
     through the factory.
 
     Args:
         taken: Check ids the config's own ``checks:`` hold -> where (a contract rule may not reuse one).
+        storage_options: How to read a contract on an object store (the config's, in delta-rs's spelling).
 
     Returns:
         The mapping (None when the contract cannot be read or mapped), the built checks (``BuiltCheck``), and
@@ -223,7 +232,8 @@ def contract_checks(
     from streaming_dq.config.errors import ConfigErrors
 
     try:
-        mapping = map_contract(path if isinstance(path, Contract) else read_contract(path), options)
+        contract = path if isinstance(path, Contract) else read_contract(path, storage_options)
+        mapping = map_contract(contract, options)
     except ConfigErrors as exc:
         return None, [], list(exc.errors)
     except ConfigError as exc:
@@ -239,5 +249,5 @@ def contract_checks(
             reason = f"rule id {rule.rule_id!r} is also a check-id of the config ({taken[rule.rule_id]})"
             problems.append(ConfigError(reason, source=mapping.source, field_path=rule.where))
         elif one is not None:
-            built.append(BuiltCheck(n, one.config, one.check))
+            built.append(BuiltCheck(n, one.config, one.check, f"contract.{rule.where}"))
     return mapping, built, problems

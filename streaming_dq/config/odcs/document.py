@@ -124,8 +124,37 @@ def schema_problems(raw: Mapping[str, Any], source: str, version: str | None = N
     return list(problems.values())
 
 
-def read_contract(path: str | Path) -> Contract:
-    """Read, validate and parse the contract at ``path`` (see the module docstring).
+def _read(path: str, storage_options: Mapping[str, str]) -> Any:
+    """The YAML document at ``path``: a local file, or an object on a store (``s3://``, ``abfss://``, ``gs://``
+    ...) read with the config's storage options."""
+    from streaming_dq.config.yaml_reader import parse_yaml, read_yaml
+    from streaming_dq.tables.targets import is_local_uri
+
+    if is_local_uri(path):
+        return read_yaml(path.removeprefix("file://"))
+    import obstore
+    from obstore.exceptions import BaseError
+
+    from streaming_dq.exceptions import StreamingDQError
+    from streaming_dq.tables.objects import object_store
+    from streaming_dq.tables.storage import mask
+
+    folder, _, name = path.rpartition("/")
+    try:
+        data = bytes(obstore.get(object_store(folder, storage_options), name).bytes())
+    except (StreamingDQError, BaseError, OSError) as exc:  # the store refused, or the path is not there
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"cannot read the contract: {mask(first, storage_options)}", source=path) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"cannot read the contract: {exc}", source=path) from None
+    return parse_yaml(text, path)
+
+
+def read_contract(path: str | Path, storage_options: Mapping[str, str] | None = None) -> Contract:
+    """Read, validate and parse the contract at ``path`` (a file, or an object-store URL read with
+    ``storage_options``; see the module docstring).
 
     Raises:
         ConfigError: one problem (the file, the field, the reason).
@@ -134,10 +163,8 @@ def read_contract(path: str | Path) -> Contract:
     from open_data_contract_standard.model import OpenDataContractStandard
     from pydantic import ValidationError
 
-    from streaming_dq.config.yaml_reader import read_yaml
-
     source = str(path)
-    raw = read_yaml(path)
+    raw = _read(source, storage_options or {})
     if not isinstance(raw, Mapping):
         raise ConfigError(
             "an ODCS contract is a mapping with apiVersion, kind, id, schema ...", source=source
