@@ -199,6 +199,8 @@ def test_properties_become_row_checks_and_one_schema_rule(tmp_path: Path) -> Non
         {"name": "line", "logicalType": "integer", "primaryKey": True, "primaryKeyPosition": 2, "required": True},
         {"name": "email", "logicalType": "string", "unique": True,
          "logicalTypeOptions": {"format": "email", "maxLength": 80, "minLength": 3}},
+        {"name": "ref", "logicalType": "string", "unique": True,
+         "customProperties": [{"property": "streaming-dq.unique-horizon", "value": "7 days"}]},
         {"name": "amount", "logicalType": "number", "logicalTypeOptions": {"exclusiveMinimum": 0, "maximum": 10}},
         {"name": "day", "logicalType": "date", "logicalTypeOptions": {"minimum": "2024-01-01"}},
         {"name": "tags", "logicalType": "array", "logicalTypeOptions": {"maxItems": 3, "uniqueItems": True},
@@ -208,7 +210,7 @@ def test_properties_become_row_checks_and_one_schema_rule(tmp_path: Path) -> Non
         {"name": "free"},
     ])  # fmt: skip
     doc["apiVersion"] = "v3.1.0"
-    doc["schema"][0]["properties"][7]["quality"] = [{"id": "note-known", "metric": "invalidValues",
+    doc["schema"][0]["properties"][8]["quality"] = [{"id": "note-known", "metric": "invalidValues",
         "arguments": {"validValues": ["x", "y"]}, "mustBe": 0}]  # fmt: skip
     rules = _map(tmp_path, doc, unique_horizon=None, extra_columns="allow", severity="warning")
     assert rules["id.not-null"].check["check"] == "null-check"
@@ -217,6 +219,7 @@ def test_properties_become_row_checks_and_one_schema_rule(tmp_path: Path) -> Non
                                                 "columns": ["id", "line"]}  # fmt: skip
     assert rules["orders.primaryKey"].where == "schema[0].properties[0].primaryKey"
     assert rules["email.unique"].check["columns"] == ["email"] and rules["email.unique"].level == "row"
+    assert "horizon" not in rules["email.unique"].check and rules["ref.unique"].check["horizon"] == "7 days"
     assert rules["email.format"].check["check"] == "email-format-check"
     assert rules["email.maxLength"].check["max-length"] == 80
     assert (rules["amount.exclusiveMinimum"].check["inclusive"], rules["amount.maximum"].check["inclusive"]) == (
@@ -228,7 +231,8 @@ def test_properties_become_row_checks_and_one_schema_rule(tmp_path: Path) -> Non
     assert rules["note-known"].check["where"] == "`note` IS NOT NULL AND NOT (`note` IN ('x', 'y'))"
     schema = rules["orders.schema"].check
     assert schema["expected-schema"] == {"id": "string", "line": "any-integer", "email": "string",
-        "amount": "any-number", "day": "date", "tags": "array", "at": "any", "note": "string", "free": "any"}  # fmt: skip
+        "ref": "string", "amount": "any-number", "day": "date", "tags": "array", "at": "any", "note": "string",
+        "free": "any"}  # fmt: skip
     assert schema["strict"] is False and schema["severity"] == "warning"
     assert all("contract=c1" in r.check["tags"] and "contract-version=2.0.0" in r.check["tags"]
                for r in rules.values() if r.check)  # fmt: skip

@@ -83,7 +83,7 @@ def property_rules(obj: Mapping[str, Any], where: str, options: ContractOptions,
         if keys and keys[0][1] == i:  # the key's first column states the key: unique over all its columns
             columns = [n for _, _, n in keys]
             named = {"id": f"{obj.get('name') or 'object'}.primaryKey"} if len(columns) > 1 else None
-            add("primaryKey", f"{at}.primaryKey", "row", _unique(columns, options), None, named)
+            add("primaryKey", f"{at}.primaryKey", "row", _unique(columns, options, prop), None, named)
         if prop.get("required") or prop.get("primaryKey"):
             kind = "required" if prop.get("required") else "not-null"
             add(
@@ -94,7 +94,7 @@ def property_rules(obj: Mapping[str, Any], where: str, options: ContractOptions,
                 None,
             )
         if prop.get("unique") and name != single_key:
-            add("unique", f"{at}.unique", "row", _unique([name], options), None)
+            add("unique", f"{at}.unique", "row", _unique([name], options, prop), None)
         _type_options(name, prop, at, add)
         if prop.get("enum"):
             values = [e.get("value") if isinstance(e, Mapping) else e for e in prop["enum"]]
@@ -134,10 +134,20 @@ def property_rules(obj: Mapping[str, Any], where: str, options: ContractOptions,
         _foreign_key(listed, rel, f"{where}.relationships[{r}]", options, add)
 
 
-def _unique(columns: list[str], options: ContractOptions) -> dict[str, Any]:
+#: A property's custom property that asks for uniqueness across batches for that long of event time.
+HORIZON_PROPERTY = "streaming-dq.unique-horizon"
+
+
+def _unique(columns: list[str], options: ContractOptions, prop: Mapping[str, Any]) -> dict[str, Any]:
+    """Unique in the batch, or across batches for the property's ``streaming-dq.unique-horizon`` custom property
+    (e.g. ``7 days``), else the config's ``contract.unique-horizon``."""
     check: dict[str, Any] = {"check": "unique-key-check", "columns": columns}
-    if options.unique_horizon is not None:
-        check["horizon"] = options.unique_horizon
+    asked = [
+        c.get("value") for c in prop.get("customProperties") or [] if c.get("property") == HORIZON_PROPERTY
+    ]
+    horizon = asked[0] if asked else options.unique_horizon
+    if horizon is not None:
+        check["horizon"] = horizon
     return check
 
 
