@@ -94,7 +94,8 @@ def _contract(tmp_path: Path) -> tuple[Path, dict[str, tuple[bool, float]]]:
     return path, expected
 
 
-@pytest.mark.compat  # every Spark tier runs it too (#56): the contract's checks on each Spark
+@pytest.mark.compat  # the oldest and newest Spark tiers run it too (#56): the contract's checks on each line
+@pytest.mark.edges  # ... not the middle ones (4.0, 4.1), for make test's time
 def test_each_library_metric_and_operator_against_counts_taken_by_hand(spark, tmp_path: Path) -> None:
     path, expected = _contract(tmp_path)
     mapping, built, problems = contract_checks(str(path), ContractOptions(), {})
