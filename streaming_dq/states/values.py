@@ -163,8 +163,10 @@ class MinState(ExtremumState):
     @classmethod
     def arrow_columns(cls, col: str, values: pa.Array | pa.ChunkedArray) -> dict[str, Any]:
         number = values.cast(cls.arrow_type())
-        # Arrow's min leaves NaN out, and of NaN alone gives NaN or NULL by version (NULL in pyarrow 21)
-        return {col: number, f"{col}_nan": pc.is_nan(number)}
+        # the min of the numbers (NaN as NULL): Arrow's min of NaN alone is NaN, NULL or +inf by version (+inf
+        # beside Spark 3.5's NumPy-1 pyarrow, NULL in pyarrow 21); whether a NaN was there is its own column
+        nan = pc.is_nan(number)
+        return {col: pc.if_else(nan, pa.scalar(None, cls.arrow_type()), number), f"{col}_nan": nan}
 
     @classmethod
     def arrow_aggregates(cls, col: str) -> list[tuple[Any, ...]]:
