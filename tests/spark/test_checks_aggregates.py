@@ -142,6 +142,22 @@ def metric_cases(
             lambda v: v == p["count"][0],
         ),
         ({"check": "distinct-count-check", "column": "g", "ge": 3}, len(set(g)), ge(3)),
+        (  # a share of the rows (NULL a counts: the predicate says so), outside a band
+            {
+                "check": "rows-where-check",
+                "where": "a IS NULL OR a > 3",
+                "unit": "percent",
+                "not-between": [lo * 2.5, hi * 2.5],
+            },
+            100 * sum(r["a"] is None or r["a"] > 3 for r in rows) / n if n else 0.0,
+            lambda v: not lo * 2.5 <= v <= hi * 2.5,
+        ),
+        ({"check": "rows-where-check", "ne": lo}, float(n), lambda v: v != lo),
+        (
+            {"check": "sql-metric-check", "query": "SELECT count(DISTINCT g) FROM {{ input_view }}", "ne": 3},
+            float(len(set(g))),
+            lambda v: v != 3,
+        ),
     ]
 
 
@@ -170,6 +186,8 @@ AGGREGATE_NAMES_COVERED_HERE = {
     "stddev-check",
     "null-count-check",
     "distinct-count-check",
+    "rows-where-check",
+    "sql-metric-check",
 }
 
 
