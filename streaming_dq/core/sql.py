@@ -54,6 +54,11 @@ def data_columns(df: DataFrame) -> list[str]:
     return [c for c in df.columns if not c.startswith(INTERNAL_PREFIX)]
 
 
+def string_literal(text: str) -> str:
+    """``text`` as a Spark SQL string literal (single-quoted, backslashes and quotes escaped by a backslash)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def quote(name: str) -> str:
     """``name`` as a backquoted SQL identifier (for use inside SQL expression text)."""
     return "`" + name.replace("`", "``") + "`"

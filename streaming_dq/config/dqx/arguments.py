@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from streaming_dq.core.sql import string_literal
 from streaming_dq.core.suggest import did_you_mean
 from streaming_dq.exceptions import ConfigError
 
@@ -135,7 +136,7 @@ class FunctionMapping:
 
 
 def sql_string(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return string_literal(text)
 
 
 def split_ddl(ddl: str) -> list[str]:

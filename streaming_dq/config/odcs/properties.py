@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from streaming_dq.config.odcs.rules import ContractOptions, Level, identifier, shown, sql_literal
+from streaming_dq.config.odcs.rules import ContractOptions, Level, shown, sql_literal
+from streaming_dq.core.sql import quote
 
 __all__ = ["property_rules"]
 
@@ -155,7 +156,7 @@ def _type_options(name: str, prop: Mapping[str, Any], at: str, add: Add) -> None
     """``logicalTypeOptions``: ranges, lengths, pattern, format, array sizes (each its own rule)."""
     opts = prop.get("logicalTypeOptions") or {}
     logical = str(prop.get("logicalType") or "")
-    c = identifier(name)
+    c = quote(name)
     for key, value in opts.items():
         where = f"{at}.logicalTypeOptions.{key}"
         kind = f"logicalTypeOptions.{key}"

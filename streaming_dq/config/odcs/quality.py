@@ -21,7 +21,8 @@ from typing import Any
 
 import yaml
 
-from streaming_dq.config.odcs.rules import Level, comparator_of, identifier, shown, sql_literal
+from streaming_dq.config.odcs.rules import Level, comparator_of, shown, sql_literal
+from streaming_dq.core.sql import quote
 
 __all__ = ["quality_rules"]
 
@@ -87,7 +88,7 @@ def _library(rule: Mapping[str, Any], at: str, prop: str | None, add: Add) -> No
     if metric != "rowCount" and prop is None:
         add(kind, at, None, None, f"{metric} is a property's metric: put it under the property", rule)
         return
-    where = _predicate(metric, identifier(prop) if prop else "", args, rule)
+    where = _predicate(metric, quote(prop) if prop else "", args, rule)
     if isinstance(where, tuple):
         add(kind, at, None, None, where[0], rule)
         return
@@ -139,7 +140,7 @@ def _judged(value_sql: str, key: str, value: Any, label: str) -> dict[str, Any]:
 def _duplicates(
     columns: list[str], unit: str, key: str, value: Any, rule: Mapping[str, Any]
 ) -> dict[str, Any]:
-    cols = [identifier(c) for c in columns]
+    cols = [quote(c) for c in columns]
     present = " AND ".join(f"{c} IS NOT NULL" for c in cols)
     counted = f"count_if({present})"
     dups = f"{counted} - count(DISTINCT {', '.join(cols)})"
@@ -172,7 +173,7 @@ def _sql(rule: Mapping[str, Any], at: str, obj_name: str, prop: str | None, add:
             rf"(?i)\b(from|join)\s+`?{re.escape(obj_name)}`?(?=\s|$|\))", r"\1 {{ input_view }}", text
         )
     if prop is not None:
-        text = _PROPERTY.sub(lambda _: identifier(prop), text)
+        text = _PROPERTY.sub(lambda _: quote(prop), text)
     if "{{ input_view }}" not in text:
         add(
             "sql",

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from streaming_dq.core.modes import ExtraColumns
 from streaming_dq.core.severity import Severity
+from streaming_dq.core.sql import string_literal
 
 __all__ = [
     "OPERATORS",
@@ -141,12 +142,7 @@ def sql_literal(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
-    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def identifier(name: str) -> str:
-    """A column name as a quoted Spark SQL identifier."""
-    return "`" + name.replace("`", "``") + "`"
+    return string_literal(str(value))
 
 
 def slug(text: str) -> str:
