@@ -10,9 +10,9 @@ a constraint and cannot be checked here is a :class:`MappedRule` without a check
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
-from streaming_dq.config.odcs.rules import ContractOptions, Level, shown, sql_literal
+from streaming_dq.config.odcs.rules import Add, ContractOptions, shown, sql_literal
 from streaming_dq.core.sql import quote
 
 __all__ = ["property_rules"]
@@ -39,20 +39,6 @@ _FORMATS = {
     "uri": "url-format-check",
     "url": "url-format-check",
 }
-
-
-class Add(Protocol):
-    """Records one rule: its kind, place, level and check (or the reason it has none); ``rule`` may name it."""
-
-    def __call__(
-        self,
-        kind: str,
-        where: str,
-        level: Level | None,
-        check: dict[str, Any] | None,
-        reason: str | None,
-        rule: Mapping[str, Any] | None = None,
-    ) -> None: ...
 
 
 def property_rules(obj: Mapping[str, Any], where: str, options: ContractOptions, add: Add) -> None:

@@ -16,17 +16,15 @@ quarantines the batch, as every aggregate does):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
 
-from streaming_dq.config.odcs.rules import Level, comparator_of, shown, sql_literal
+from streaming_dq.config.odcs.rules import Add, comparator_of, shown, sql_literal
 from streaming_dq.core.sql import quote
 
 __all__ = ["quality_rules"]
-
-Add = Callable[[str, str, Level | None, dict[str, Any] | None, str | None, Mapping[str, Any]], None]
 
 #: ODCS 3.0's library rule names, as 3.1 calls them.
 _RENAMED = {"duplicateCount": "duplicateValues", "validValues": "invalidValues", "nullCount": "nullValues"}

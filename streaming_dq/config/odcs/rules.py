@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from streaming_dq.core.modes import ExtraColumns
 from streaming_dq.core.severity import Severity
@@ -16,6 +16,7 @@ from streaming_dq.core.sql import string_literal
 
 __all__ = [
     "OPERATORS",
+    "Add",
     "ContractOptions",
     "Level",
     "MappedRule",
@@ -43,6 +44,20 @@ OPERATORS = {
 #: ODCS severities are free text; these mean a failure (critical) or a warning. Any other is critical, noted.
 _CRITICAL = {"error", "critical", "fatal", "blocker", "high", "major"}
 _WARNING = {"warning", "warn", "info", "informational", "low", "minor", "medium"}
+
+
+class Add(Protocol):
+    """Records one rule: its kind, place, level and check (or the reason it has none); ``rule`` may name it."""
+
+    def __call__(
+        self,
+        kind: str,
+        where: str,
+        level: Level | None,
+        check: dict[str, Any] | None,
+        reason: str | None,
+        rule: Mapping[str, Any] | None = None,
+    ) -> None: ...
 
 
 @dataclass(frozen=True)
